@@ -1,0 +1,48 @@
+# Two entry points from a fresh clone: `make book` and `make test`.
+# Both create the virtual environment .venv/ inside the repository when it is missing and
+# install the pinned requirements.txt into it (posenc included, editable).
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: book test test-unit test-notebooks test-build lint notebooks clean env
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+## book: build the HTML site into _build/html (executes every chapter)
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --all
+	@echo "open _build/html/index.html"
+
+## test: unit + property tests, nbval (strict) over every chapter, lint, and a
+## warnings-as-errors build of the book
+test: $(STAMP) lint test-unit test-notebooks test-build
+
+test-unit: $(STAMP)
+	$(BIN)/pytest tests
+
+test-notebooks: $(STAMP)
+	$(BIN)/pytest --nbval --nbval-current-env chapters
+
+test-build: $(STAMP)
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
+
+lint: $(STAMP)
+	$(BIN)/ruff check posenc tests scripts
+	$(BIN)/ruff format --check posenc tests scripts
+
+## notebooks: re-execute every chapter in place (after changing a chapter or posenc)
+notebooks: $(STAMP)
+	$(BIN)/python scripts/execute_notebooks.py
+
+clean:
+	rm -rf _build
