@@ -16,6 +16,9 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	# Build matplotlib's font cache now: its one-time notice on stderr would otherwise
+	# land in the first executed cell and break nbval and the build.
+	$(BIN)/python -c "import matplotlib.pyplot"
 	touch $(STAMP)
 
 ## book: build the HTML site into _build/html (executes every chapter)
