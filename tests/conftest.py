@@ -1,0 +1,108 @@
+"""Shared settings and independent reference computations for the posenc tests.
+
+Every expected value in this suite comes from a computation that does not call posenc:
+mpmath at 256 bits (far more than float64's 53), closed forms, or small hand-derived
+cases. The helpers below are that independent reference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from hypothesis import settings
+
+# Deterministic and quick: the same examples on every run, no example database on disk.
+settings.register_profile("posenc", derandomize=True, max_examples=60, deadline=None, database=None)
+settings.load_profile("posenc")
+
+MP_PREC = 256
+EPS = 2.0**-52  # float64 machine epsilon (one ulp at 1.0)
+
+
+def _mpf(x: object) -> mpmath.mpf:
+    """Exact mpmath copy of a Python/numpy int or float (no rounding)."""
+    if isinstance(x, (int, np.integer)):
+        return mpmath.mpf(int(x))
+    return mpmath.mpf(float(x))
+
+
+def mp_omegas(d_model: int, base: float = 10000.0) -> list[mpmath.mpf]:
+    """ω_i = base^(-2i/d) at 256 bits, i = 0..d/2-1 (the real numbers, not float64)."""
+    with mpmath.workprec(MP_PREC):
+        b = _mpf(base)
+        return [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(d_model // 2)]
+
+
+def mp_table(positions, d_model: int, base: float = 10000.0, layout: str = "interleaved") -> list[list]:
+    """The exact sinusoidal table (mpmath numbers) for the given positions."""
+    omegas = mp_omegas(d_model, base)
+    rows = []
+    with mpmath.workprec(MP_PREC):
+        for p in positions:
+            pm = _mpf(p)
+            s = [mpmath.sin(pm * w) for w in omegas]
+            c = [mpmath.cos(pm * w) for w in omegas]
+            if layout == "interleaved":
+                rows.append([v for pair in zip(s, c, strict=True) for v in pair])
+            elif layout == "split":
+                rows.append(s + c)
+            else:  # pragma: no cover - test helper misuse
+                raise AssertionError(layout)
+    return rows
+
+
+def reference_table(positions, d_model: int, base: float = 10000.0, layout: str = "interleaved"):
+    """:func:`mp_table` rounded to the nearest float64."""
+    return np.array([[float(v) for v in row] for row in mp_table(positions, d_model, base, layout)])
+
+
+def column_omegas(d_model: int, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """The frequency that drives each column, as float64 (only used to size tolerances)."""
+    w = np.array([float(v) for v in mp_omegas(d_model, base)])
+    return np.repeat(w, 2) if layout == "interleaved" else np.concatenate([w, w])
+
+
+def angle_tolerance(positions, d_model: int, base: float = 10000.0, layout: str = "interleaved"):
+    """Entrywise error bound of a float64 table against the exact values.
+
+    The angle is formed in float64 as fl(p * fl(ω)): ω is rounded (relative error
+    ≤ 2^-53) and so is the product (≤ 2^-53), so the computed angle is off by at most
+    |p|·ω·(2^-52 + 2^-106). sin and cos are 1-Lipschitz, so that is also the error it
+    causes in the value; libm/SIMD sin/cos add ≤ a few ulp (≤ 2^-52 each) and the final
+    rounding of the reference to float64 another 2^-53. Bound used:
+    |p|·ω·2^-52·(1 + 2^-40) + 4·2^-52.
+    """
+    p = np.abs(np.array([float(x) for x in positions]))[:, None]
+    return p * column_omegas(d_model, base, layout)[None, :] * EPS * (1 + 2.0**-40) + 4 * EPS
+
+
+def ulp32(x: float) -> float:
+    """One float32 ulp at |x| (spacing of float32 numbers there)."""
+    return float(np.spacing(np.float32(abs(x))))
+
+
+def hand_softmax(row) -> list[float]:
+    """Softmax of one row written out with math.exp (no numpy), -inf giving weight 0."""
+    finite = [s for s in row if s != -math.inf]
+    top = max(finite)
+    e = [0.0 if s == -math.inf else math.exp(s - top) for s in row]
+    total = math.fsum(e)
+    return [v / total for v in e]
+
+
+def reference_shift_matrix(d_model: int, offset: float, base: float = 10000.0) -> np.ndarray:
+    """M_k built from mpmath cos/sin of k·ω_i (interleaved layout), rounded to float64.
+
+    Block i acts on (sin pω_i, cos pω_i): [[cos kω_i, sin kω_i], [-sin kω_i, cos kω_i]]
+    (the angle-addition formulas sin(a+b) = sin a cos b + cos a sin b and
+    cos(a+b) = cos a cos b - sin a sin b).
+    """
+    m = np.zeros((d_model, d_model))
+    with mpmath.workprec(MP_PREC):
+        k = _mpf(offset)
+        for i, w in enumerate(mp_omegas(d_model, base)):
+            c, s = float(mpmath.cos(k * w)), float(mpmath.sin(k * w))
+            m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return m

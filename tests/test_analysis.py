@@ -1,0 +1,209 @@
+"""Tests of posenc.analysis: dot_product_distance, encoding_statistics, mean_dot_by_offset.
+
+Small hand-made tables give exact expected values; for the sinusoidal table the expected
+Gram matrix is Σ_i cos((m-n)ω_i) evaluated in mpmath.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from conftest import EPS, mp_omegas
+from hypothesis import given
+from hypothesis import strategies as st
+
+import posenc
+
+
+def _mp_cos_sum(k, d_model, base=10000.0):
+    with mpmath.workprec(256):
+        return float(mpmath.fsum(mpmath.cos(k * w) for w in mp_omegas(d_model, base)))
+
+
+# ---------------------------------------------------------------------------------------
+# dot_product_distance
+# ---------------------------------------------------------------------------------------
+
+
+def test_dot_product_distance_hand():
+    pe = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    expected = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 2.0]])
+    np.testing.assert_array_equal(posenc.dot_product_distance(pe), expected)
+
+
+@pytest.mark.parametrize("d_model,L", [(4, 6), (16, 20), (64, 12)])
+def test_sinusoidal_gram_is_toeplitz_sum_of_cosines(d_model, L):
+    gram = posenc.dot_product_distance(posenc.sinusoidal_encoding(L, d_model))
+    assert gram.shape == (L, L)
+    # Entry (m, n) = Σ_i cos((m-n)ω_i): symmetric Toeplitz with d/2 on the diagonal.
+    # Error: each term has angle error ≤ 2·L·ω·2^-52 plus a few ulp; d/2 terms.
+    tol = d_model * (2 * L + 8) * EPS
+    for m in range(L):
+        for n in range(L):
+            assert abs(gram[m, n] - _mp_cos_sum(m - n, d_model)) <= tol
+    np.testing.assert_allclose(np.diag(gram), d_model / 2, rtol=1e-14)
+
+
+@given(
+    rows=st.integers(1, 5),
+    cols=st.integers(1, 5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_dot_product_distance_is_pairwise_dot(rows, cols, seed):
+    pe = np.random.default_rng(seed).normal(size=(rows, cols))
+    gram = posenc.dot_product_distance(pe)
+    for m in range(rows):
+        for n in range(rows):
+            expected = math.fsum(pe[m, j] * pe[n, j] for j in range(cols))
+            assert abs(gram[m, n] - expected) <= 1e-14 * (1 + abs(expected)) * cols
+    np.testing.assert_array_equal(gram, gram.T)
+
+
+def test_dot_product_distance_bad_input():
+    with pytest.raises(ValueError, match="pe"):
+        posenc.dot_product_distance(np.ones(3))
+    with pytest.raises(ValueError, match="pe"):
+        posenc.dot_product_distance(np.ones((2, 2, 2)))
+    with pytest.raises(TypeError, match="pe"):
+        posenc.dot_product_distance(np.array([["x"]]))
+
+
+# ---------------------------------------------------------------------------------------
+# encoding_statistics
+# ---------------------------------------------------------------------------------------
+
+
+def test_encoding_statistics_hand():
+    pe = np.array([[3.0, 4.0], [0.0, -1.0]])
+    stats = posenc.encoding_statistics(pe)
+    assert isinstance(stats, posenc.EncodingStatistics)
+    np.testing.assert_array_equal(stats.norms, [5.0, 1.0])
+    np.testing.assert_array_equal(stats.dim_mean, [1.5, 1.5])
+    # Population variances: ((3-1.5)^2 + (0-1.5)^2)/2 = 2.25, ((4-1.5)^2 + (-1-1.5)^2)/2 = 6.25.
+    np.testing.assert_array_equal(stats.dim_var, [2.25, 6.25])
+    assert stats.min == -1.0 and stats.max == 4.0
+    assert type(stats.min) is float and type(stats.max) is float
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.min = 0.0
+
+
+@given(positions=st.lists(st.floats(-1e5, 1e5), min_size=1, max_size=8), h=st.integers(1, 32))
+def test_encoding_statistics_of_sinusoidal_table(positions, h):
+    d_model = 2 * h
+    stats = posenc.encoding_statistics(posenc.sinusoidal_encoding(np.array(positions), d_model))
+    np.testing.assert_allclose(stats.norms, math.sqrt(d_model / 2), rtol=1e-14)
+    assert -1.0 <= stats.min <= stats.max <= 1.0
+    assert stats.dim_mean.shape == (d_model,) and stats.dim_var.shape == (d_model,)
+    assert np.all(stats.dim_var >= 0) and np.all(stats.dim_var <= 1)
+
+
+def test_encoding_statistics_sinusoidal_column_closed_form():
+    # Over one full period of ω_0 = 1 sampled at N equally spaced points, the sin column
+    # averages to 0 with variance 1/2 (discrete orthogonality). Positions 2πj/N.
+    N = 16
+    positions = 2 * np.pi * np.arange(N) / N
+    stats = posenc.encoding_statistics(posenc.sinusoidal_encoding(positions, 2))
+    np.testing.assert_allclose(stats.dim_mean, [0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(stats.dim_var, [0.5, 0.5], rtol=1e-14)
+    assert stats.min == -1.0 and stats.max == 1.0  # cos(0) = 1 and cos(π) = -1 exactly
+
+
+def test_encoding_statistics_bad_input():
+    with pytest.raises(ValueError, match="pe"):
+        posenc.encoding_statistics(np.zeros((0, 4)))
+    with pytest.raises(ValueError, match="pe"):
+        posenc.encoding_statistics(np.zeros(4))
+
+
+# ---------------------------------------------------------------------------------------
+# mean_dot_by_offset
+# ---------------------------------------------------------------------------------------
+
+
+def test_mean_dot_by_offset_hand():
+    pe = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    # Gram [[1,0,1],[0,1,1],[1,1,2]]: offset 0 -> (1+1+2)/3, offset 1 -> (0+1)/2, offset 2 -> 1.
+    np.testing.assert_allclose(posenc.mean_dot_by_offset(pe), [4 / 3, 0.5, 1.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("d_model,L", [(4, 10), (32, 16)])
+def test_mean_dot_by_offset_sinusoidal(d_model, L):
+    got = posenc.mean_dot_by_offset(posenc.sinusoidal_encoding(L, d_model))
+    assert got.shape == (L,)
+    tol = d_model * (2 * L + 8) * EPS
+    for k in range(L):
+        assert abs(got[k] - _mp_cos_sum(k, d_model)) <= tol
+
+
+def test_mean_dot_by_offset_bad_input():
+    with pytest.raises(ValueError, match="pe"):
+        posenc.mean_dot_by_offset(np.ones(5))
+
+
+# ---------------------------------------------------------------------------------------
+# dot_product_profile, toeplitz_deviation
+# ---------------------------------------------------------------------------------------
+
+
+@given(
+    offsets=st.lists(st.integers(-(10**5), 10**5), min_size=1, max_size=5),
+    d_model=st.sampled_from([2, 4, 8, 32]),
+)
+def test_dot_product_profile_closed_form(offsets, d_model):
+    got = posenc.dot_product_profile(np.array(offsets, dtype=np.int64), d_model)
+    assert got.shape == (len(offsets),)
+    for k, g in zip(offsets, got, strict=True):
+        tol = d_model * (abs(k) + 4) * EPS
+        assert abs(g - _mp_cos_sum(k, d_model)) <= tol
+        assert abs(g) <= d_model / 2 + tol
+
+
+def test_dot_product_profile_int_even_and_base():
+    got = posenc.dot_product_profile(5, 8, base=100.0)
+    assert got.shape == (5,)
+    assert got[0] == 4.0  # D(0) = d/2 exactly
+    for k in range(5):
+        assert abs(got[k] - _mp_cos_sum(k, 8, 100.0)) <= 64 * EPS
+    neg = posenc.dot_product_profile(np.array([-1.5, 1.5]), 8)
+    assert neg[0] == neg[1]  # even: cos is even, the angles are negated exactly
+
+
+def test_dot_product_profile_errors():
+    with pytest.raises(ValueError, match="offsets"):
+        posenc.dot_product_profile([np.nan], 4)
+    with pytest.raises(ValueError, match="offsets"):
+        posenc.dot_product_profile(np.zeros((2, 2)), 4)
+    with pytest.raises(TypeError, match="offsets"):
+        posenc.dot_product_profile(2.5, 4)
+    with pytest.raises(ValueError, match="d_model"):
+        posenc.dot_product_profile(3, 5)
+    with pytest.raises(ValueError, match="base"):
+        posenc.dot_product_profile(3, 4, base=1.0)
+
+
+def test_toeplitz_deviation_hand():
+    toeplitz = np.array([[1.0, 2.0, 3.0], [4.0, 1.0, 2.0], [5.0, 4.0, 1.0]])
+    assert posenc.toeplitz_deviation(toeplitz) == 0.0
+    # Entry (1,1) = 5 vs its diagonal's first entry 1: deviation 4.
+    assert posenc.toeplitz_deviation(np.array([[1.0, 2.0], [3.0, 5.0]])) == 4.0
+    assert posenc.toeplitz_deviation(np.array([[7]])) == 0.0
+    with pytest.raises(ValueError, match="matrix"):
+        posenc.toeplitz_deviation(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="matrix"):
+        posenc.toeplitz_deviation(np.zeros(3))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
+def test_toeplitz_deviation_property(seed, n):
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=2 * n - 1)  # c[n-1 + i - j] is constant along diagonals
+    a = np.array([[c[n - 1 + i - j] for j in range(n)] for i in range(n)])
+    assert posenc.toeplitz_deviation(a) == 0.0
+    if n >= 2:
+        b = a.copy()
+        b[n - 1, n - 1] += 0.75  # breaks the main diagonal (its first entry is (0, 0))
+        assert posenc.toeplitz_deviation(b) == abs(b[n - 1, n - 1] - b[0, 0]) > 0.7
