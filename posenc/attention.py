@@ -132,8 +132,11 @@ def self_attention(
     ``(d_model, d_v)``; ``bias``, ``causal`` and ``scale`` are passed to :func:`attention`.
     """
     x = check_array(x, "x", min_ndim=2)
-    mats = {"w_q": check_array(w_q, "w_q", ndim=2), "w_k": check_array(w_k, "w_k", ndim=2),
-            "w_v": check_array(w_v, "w_v", ndim=2)}
+    mats = {
+        "w_q": check_array(w_q, "w_q", ndim=2),
+        "w_k": check_array(w_k, "w_k", ndim=2),
+        "w_v": check_array(w_v, "w_v", ndim=2),
+    }
     for name, w in mats.items():
         if w.shape[0] != x.shape[-1]:
             raise ValueError(f"{name} must have {x.shape[-1]} rows (x's last dimension), got shape {w.shape}")

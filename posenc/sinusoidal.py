@@ -43,7 +43,8 @@ def _check_layout(layout: object) -> str:
 def _correctly_rounded_frequencies(d_model: int, base: float) -> np.ndarray:
     # base ** (-2i/d) evaluated with 113-bit mpmath arithmetic and rounded once to
     # float64, so each entry is the float64 nearest to the exact real number. The plain
-    # float64 formulas (``base ** x`` or ``exp(-x * log(base))``) are off by a few ulp.
+    # float64 formulas are not: ``base ** x`` can be 1 ulp off, ``exp(-x * log(base))``
+    # up to 14 ulp for d_model <= 4096 (measured in chapter 3).
     import mpmath
 
     with mpmath.workprec(113):
@@ -66,6 +67,40 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     d_model = check_even_int(d_model, "d_model")
     base = check_base(base)
     return _correctly_rounded_frequencies(d_model, base).copy()
+
+
+@lru_cache(maxsize=64)
+def _correctly_rounded_wavelengths(d_model: int, base: float) -> np.ndarray:
+    # 2*pi * base ** (2i/d) with 113-bit mpmath arithmetic, rounded once to float64.
+    import mpmath
+
+    with mpmath.workprec(113):
+        b = mpmath.mpf(base)
+        two_pi = 2 * mpmath.pi
+        values = [float(two_pi * mpmath.power(b, mpmath.mpf(2 * i) / d_model)) for i in range(d_model // 2)]
+    out = np.array(values, dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
+def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
+    r"""Wavelengths :math:`\lambda_i = 2\pi/\omega_i = 2\pi\,\mathrm{base}^{2i/d_{model}}`.
+
+    One per pair, :math:`i = 0..d_{model}/2-1`.
+
+    :math:`\lambda_i` is the number of positions after which the pair ``(2i, 2i+1)``
+    repeats. Returns a float64 array of length ``d_model // 2``, a geometric progression
+    with ratio :math:`\mathrm{base}^{2/d_{model}}` from :math:`\lambda_0 = 2\pi` to
+    :math:`\lambda_{d/2-1} = 2\pi\,\mathrm{base}^{(d-2)/d}`, which is strictly less
+    than :math:`2\pi\,\mathrm{base}` for every ``d_model``. Every entry is the float64
+    number nearest to the exact value.
+
+    Raises ``TypeError``/``ValueError`` for a non-integer, odd or non-positive ``d_model``
+    or for ``base`` that is not a finite number greater than 1.
+    """
+    d_model = check_even_int(d_model, "d_model")
+    base = check_base(base)
+    return _correctly_rounded_wavelengths(d_model, base).copy()
 
 
 def sinusoidal_encoding(

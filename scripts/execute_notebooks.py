@@ -22,7 +22,9 @@ def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     start = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     elapsed = time.perf_counter() - start
     # nbclient records wall-clock timestamps in cell metadata; drop them so that the
     # stored notebook only changes when its content does.

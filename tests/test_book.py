@@ -1,0 +1,61 @@
+"""Consistency of the book's structure: toc, chapters, errata page and notebooks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+ERRATUM_LABEL = re.compile(r"^\((erratum-[\w-]+)\)=\s*$", flags=re.M)
+
+
+def markdown_of(path: Path) -> str:
+    cells = json.loads(path.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def test_toc_lists_exactly_the_chapters():
+    toc = (ROOT / "_toc.yml").read_text()
+    listed = set(re.findall(r"file:\s*(chapters/\S+)", toc))
+    on_disk = {f"chapters/{p.stem}" for p in CHAPTERS}
+    assert listed == on_disk
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_erratum_box_is_labelled_and_listed(path: Path):
+    md = markdown_of(path)
+    boxes = len(re.findall(r"\{admonition\} Erratum", md))
+    labels = ERRATUM_LABEL.findall(md)
+    assert boxes == len(labels), "each Erratum admonition needs a (erratum-...)= label right before it"
+    errata_page = (ROOT / "errata.md").read_text()
+    missing = [label for label in labels if f"`{label}`" not in errata_page]
+    assert not missing, f"errata.md does not link {missing}"
+
+
+def test_errata_page_links_only_existing_labels():
+    labels = set()
+    for path in CHAPTERS:
+        labels.update(ERRATUM_LABEL.findall(markdown_of(path)))
+    linked = set(re.findall(r"\{ref\}`(erratum-[\w-]+)`", (ROOT / "errata.md").read_text()))
+    assert linked == labels
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_notebook_stored_executed_and_clean(path: Path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code, "a chapter without code cannot certify anything"
+    assert all(c["execution_count"] is not None for c in code), "store the notebook executed"
+    counts = [c["execution_count"] for c in code]
+    assert counts == list(range(1, len(code) + 1)), "execute top to bottom in one fresh kernel"
+    for c in code:
+        for out in c.get("outputs", []):
+            assert out["output_type"] != "error"
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "no stderr output"
+            text = json.dumps(out.get("data", {}).get("text/plain", "")) + json.dumps(out.get("text", ""))
+            assert not re.search(r" at 0x[0-9a-f]{6,}", text), "memory address in an output"
