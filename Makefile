@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test test-unit test-notebooks test-build lint notebooks clean env
+.PHONY: book test test-unit test-notebooks test-build test-browser lint notebooks clean env
 
 env: $(STAMP)
 
@@ -26,12 +26,12 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	@echo "open _build/html/index.html"
 
-## test: unit + property tests, nbval (strict) over every chapter, lint, and a
-## warnings-as-errors build of the book
-test: $(STAMP) lint test-unit test-notebooks test-build
+## test: lint, unit + property tests, nbval (strict) over every chapter, a
+## warnings-as-errors build of the book, and the built site in headless Chromium
+test: $(STAMP) lint test-unit test-notebooks test-build test-browser
 
 test-unit: $(STAMP)
-	$(BIN)/pytest tests
+	$(BIN)/pytest tests --ignore=tests/browser
 
 test-notebooks: $(STAMP)
 	$(BIN)/pytest --nbval --nbval-current-env chapters
@@ -39,9 +39,13 @@ test-notebooks: $(STAMP)
 test-build: $(STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
+# Skips, and says so, on a machine without Debian's chromium and chromium-driver.
+test-browser: $(STAMP)
+	$(BIN)/pytest tests/browser -rs
+
 lint: $(STAMP)
-	$(BIN)/ruff check posenc tests scripts
-	$(BIN)/ruff format --check posenc tests scripts
+	$(BIN)/ruff check posenc tests scripts _ext
+	$(BIN)/ruff format --check posenc tests scripts _ext
 
 ## notebooks: re-execute every chapter in place (after changing a chapter or posenc)
 notebooks: $(STAMP)

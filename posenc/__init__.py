@@ -4,6 +4,7 @@ Pure numpy functions (and two small classes for the stateful encodings). Importi
 package loads numpy only; mpmath is imported on first use of the frequency table.
 """
 
+from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis import (
     EncodingStatistics,
     dot_product_distance,
@@ -13,6 +14,22 @@ from .analysis import (
     toeplitz_deviation,
 )
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
+from .decay import (
+    aliased_fraction,
+    aliasing_onset,
+    cosine_integral,
+    dot_product_sum,
+    endpoint_correction,
+    far_asymptote,
+    far_envelope,
+    integral_approximation,
+    log_asymptote,
+    mean_square_frequency,
+    near_asymptote,
+    noise_floor,
+    oscillatory_integral,
+)
+from .functional import functional_equation_residual, wrap_angle
 from .learned import LearnedPositionalEncoding, PositionReadout, fit_position_readout
 from .naive import (
     binary_encoding,
@@ -28,6 +45,14 @@ from .naive import (
     sine_encoding,
     stays_in_training_range,
 )
+from .relative import (
+    shaw_relative_logits,
+    shaw_relative_positions,
+    t5_bias,
+    t5_bucket_thresholds,
+    t5_relative_position_bucket,
+)
+from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
 from .rotation import fit_linear_map, fit_shift_matrix, shift_matrix_angles
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -41,6 +66,9 @@ from .sinusoidal import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "alibi_bias",
+    "alibi_bias_key_form",
+    "alibi_slopes",
     "EncodingStatistics",
     "LearnedPositionalEncoding",
     "PositionReadout",
@@ -48,6 +76,19 @@ __all__ = [
     "attention",
     "binary_encoding",
     "causal_mask",
+    "aliased_fraction",
+    "aliasing_onset",
+    "cosine_integral",
+    "dot_product_sum",
+    "endpoint_correction",
+    "far_asymptote",
+    "far_envelope",
+    "integral_approximation",
+    "log_asymptote",
+    "mean_square_frequency",
+    "near_asymptote",
+    "noise_floor",
+    "oscillatory_integral",
     "dot_product_distance",
     "dot_product_profile",
     "encoding_statistics",
@@ -55,6 +96,7 @@ __all__ = [
     "fit_shift_matrix",
     "fit_position_readout",
     "frequencies",
+    "functional_equation_residual",
     "integer_encoding",
     "is_bounded",
     "is_defined_beyond",
@@ -76,5 +118,16 @@ __all__ = [
     "stays_in_training_range",
     "taylor_terms",
     "toeplitz_deviation",
+    "apply_rope",
+    "rope_decay_bound",
+    "rope_frequencies",
+    "rope_layout_permutation",
+    "rope_matrix",
     "wavelengths",
+    "wrap_angle",
+    "shaw_relative_logits",
+    "shaw_relative_positions",
+    "t5_bias",
+    "t5_bucket_thresholds",
+    "t5_relative_position_bucket",
 ]

@@ -1,0 +1,301 @@
+r"""Relative position: Shaw et al.'s clipped embeddings and T5's bucketed bias.
+
+Both schemes look at the *relative position* :math:`r = j - i` of a key :math:`j` seen
+from a query :math:`i` (T5 calls it ``memory_position - context_position``; Shaw et al.
+clip the same :math:`j - i`). A positive :math:`r` is a key *after* the query.
+
+**Shaw et al. (2018).** The offset is clipped to :math:`[-K, K]` and shifted to an index
+:math:`\operatorname{clip}(j - i, -K, K) + K \in \{0, \dots, 2K\}` into a learned table of
+:math:`2K + 1` vectors :math:`w^K_0, \dots, w^K_{2K}`; with :math:`a^K_{ij} = w^K_{\text{index}}`
+the logit is :math:`e_{ij} = q_i (k_j + a^K_{ij})^\top / \sqrt{d}`.
+
+**T5 (Raffel et al., 2020).** The offset is mapped to one of ``num_buckets`` buckets and
+each bucket holds one learned scalar per head, added to the logit. With ``h`` buckets for
+one direction (``num_buckets / 2`` if bidirectional, else ``num_buckets``),
+:math:`m = \lfloor h/2 \rfloor` exact buckets, :math:`s = h - m` logarithmic ones, and
+:math:`n \ge 0` the distance looked up, the bucket is :math:`n` for :math:`n < m` and
+
+.. math:: m + \min\Big(s - 1,\ \Big\lfloor s \,\frac{\ln(n/m)}{\ln(D/m)} \Big\rfloor\Big)
+          \qquad (n \ge m,\ D = \text{max\_distance}).
+
+This module evaluates that floor *exactly*, with integer arithmetic; see
+:func:`t5_relative_position_bucket` for where the float32 formula of the public
+implementations lands elsewhere.
+"""
+
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+
+import numpy as np
+
+from ._validation import check_array, check_positive_int
+
+
+def _check_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _as_int_positions(relative_position: object, name: str = "relative_position") -> np.ndarray:
+    """Integer array of relative positions (any shape); floats, bools and objects are refused."""
+    arr = np.asarray(relative_position)
+    if arr.dtype == object:
+        raise TypeError(f"{name} must be integers that fit in int64 (got dtype object)")
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(
+            f"{name} must be an integer array (key position minus query position), got dtype {arr.dtype}; "
+            "relative positions are whole numbers of tokens"
+        )
+    return arr
+
+
+def _iroot_ceil(value: int, k: int) -> int:
+    """Smallest integer x >= 0 with x**k >= value (exact, for Python ints)."""
+    if value <= 0:
+        return 0
+    x = int(round(value ** (1.0 / k))) if value.bit_length() < 1000 else 1 << (value.bit_length() // k)
+    # correct the float guess to the exact answer
+    while x > 0 and (x - 1) ** k >= value:
+        x -= 1
+    while x**k < value:
+        x += 1
+    return x
+
+
+def _relative_grid(q_len: int, k_len: int, query_offset: int) -> np.ndarray:
+    """``rel[a, j] = j - (query_offset + a)``, int64."""
+    queries = query_offset + np.arange(q_len, dtype=np.int64)
+    return np.arange(k_len, dtype=np.int64)[None, :] - queries[:, None]
+
+
+def _half_and_exact(bidirectional: bool, num_buckets: int) -> tuple[int, int]:
+    half = num_buckets // 2 if bidirectional else num_buckets
+    return half, half // 2
+
+
+def _check_t5_config(
+    bidirectional: object, num_buckets: object, max_distance: object
+) -> tuple[bool, int, int]:
+    bidirectional = _check_bool(bidirectional, "bidirectional")
+    num_buckets = check_positive_int(num_buckets, "num_buckets")
+    if bidirectional and num_buckets % 2:
+        raise ValueError(
+            f"num_buckets must be even when bidirectional=True (half for each sign), got {num_buckets}"
+        )
+    half, max_exact = _half_and_exact(bidirectional, num_buckets)
+    if max_exact < 1:
+        need = 4 if bidirectional else 2
+        raise ValueError(
+            f"num_buckets must be at least {need} (bidirectional={bidirectional}) so that one exact bucket "
+            f"exists, got {num_buckets}"
+        )
+    max_distance = _check_int(max_distance, "max_distance", 1)
+    if max_distance <= max_exact:
+        raise ValueError(
+            f"max_distance must exceed the number of exact buckets max_exact={max_exact}, got {max_distance}"
+        )
+    return bidirectional, num_buckets, max_distance
+
+
+@lru_cache(maxsize=256)
+def _thresholds(max_exact: int, n_log: int, max_distance: int) -> tuple[int, ...]:
+    # T_t = smallest integer n with n >= m (D/m)^(t/s), i.e. n^s m^t >= D^t m^s ... divided by m^t:
+    # n^s >= D^t m^(s-t), for t = 1 .. s-1.
+    return tuple(_iroot_ceil(max_distance**t * max_exact ** (n_log - t), n_log) for t in range(1, n_log))
+
+
+def t5_bucket_thresholds(
+    *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> np.ndarray:
+    r"""Smallest distance :math:`n = |r|` of every bucket of one direction (exact integers).
+
+    Entry ``b`` is the first distance that lands in bucket ``b`` (of the half, before the
+    bidirectional offset): ``b`` for the exact buckets ``b < m``, and for the logarithmic
+    bucket ``m + t`` (``t = 1 .. s-1``) the smallest integer :math:`n` with
+    :math:`n^s \ge D^t m^{s-t}`, i.e. :math:`\lceil m (D/m)^{t/s} \rceil`. Entry ``m`` is
+    ``m`` itself. The bucket of a distance ``n`` is the number of entries ``<= n``, minus 1.
+    """
+    bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
+    half, max_exact = _half_and_exact(bidirectional, num_buckets)
+    upper = _thresholds(max_exact, half - max_exact, max_distance)
+    return np.array(list(range(max_exact + 1)) + list(upper), dtype=np.int64)
+
+
+def t5_relative_position_bucket(
+    relative_position: object, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> np.ndarray:
+    r"""T5's bucket index of each relative position ``key_pos - query_pos``.
+
+    ``relative_position`` is an integer array of any shape (``memory_position -
+    context_position`` in T5's words, :math:`r = j - i`); the result is an int64 array of
+    the same shape with values in ``0 .. num_buckets - 1``.
+
+    * ``bidirectional=True``: ``h = num_buckets / 2`` buckets per sign; keys *after* the
+      query (:math:`r > 0`) get the offset ``h``, keys at or before it none; the distance
+      looked up is :math:`n = |r|`.
+    * ``bidirectional=False`` (causal): ``h = num_buckets``, :math:`n = \max(-r, 0)`, so
+      every key after the query shares bucket 0 with :math:`r = 0` (a causal mask hides
+      them anyway).
+
+    With :math:`m = \lfloor h/2\rfloor` and :math:`s = h - m`: :math:`n < m` gives bucket
+    :math:`n` (exact); :math:`n \ge m` gives :math:`m + \min(s-1, t)` with
+    :math:`t = \lfloor s \ln(n/m) / \ln(D/m) \rfloor`, :math:`D` = ``max_distance``; so
+    every :math:`n \ge D` shares the last bucket ``h - 1``. ``t`` is the largest integer
+    with :math:`(D/m)^t \le (n/m)^s`, i.e. :math:`D^t m^{s-t} \le n^s`: this function
+    compares those integers (through precomputed exact thresholds, see
+    :func:`t5_bucket_thresholds`), so a distance exactly on a boundary
+    (:math:`n = m (D/m)^{t/s}` an integer) gets the bucket the formula gives in exact
+    arithmetic.
+
+    Difference from the public implementations: Mesh TensorFlow (T5's original code) and
+    Hugging Face ``T5Attention._relative_position_bucket`` evaluate the formula in
+    float32 (``log(n.float() / m) / log(D / m) * s``, truncated to an integer), so a
+    quotient within float32 rounding of an integer can be truncated to the wrong side.
+    Measured with a numpy emulation of that float32 arithmetic (true division as on the
+    CPU; enumerating every distance up to 4096): for the default ``(32, 128)``, in both
+    modes, float32 and this function agree everywhere (the boundaries 16, 32, 64 are
+    exact ties and float32 happens to land on them). Disagreements exist elsewhere and go
+    both ways: at an exact tie a rounded-down quotient gives one bucket *less* (a naive
+    float64 evaluation does this for ``num_buckets=20, max_distance=160``, bidirectional,
+    at ``|r| = 10, 20, 80``; float32 with division by a reciprocal, as GPU kernels do,
+    for ``num_buckets=20, max_distance=1000``, causal, at ``|r| = 100``); just below a
+    boundary a rounded-up quotient gives one bucket *more* (float32, causal
+    ``num_buckets=83, max_distance=1000`` at ``|r| = 796``, where the exact quotient is
+    38.999998). The exact answer is the one defined by the formula; a model trained with
+    the float32 buckets uses those, and the difference is at most one bucket at a
+    handful of distances.
+
+    Raises ``TypeError`` for non-integer ``relative_position`` (floats, bools) or
+    arguments, ``ValueError`` for an odd ``num_buckets`` when bidirectional, fewer than
+    one exact bucket, or ``max_distance <= m``.
+    """
+    bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
+    arr = _as_int_positions(relative_position)
+    half, max_exact = _half_and_exact(bidirectional, num_buckets)
+    # every |r| >= max_distance lands in the last bucket: clip first so that abs() cannot overflow
+    lim = max_distance + 1
+    if np.issubdtype(arr.dtype, np.unsignedinteger):
+        rel = np.minimum(arr, lim).astype(np.int64)
+    else:
+        rel = np.clip(arr, -lim, lim).astype(np.int64)
+    if bidirectional:
+        offset = np.where(rel > 0, half, 0).astype(np.int64)
+        n = np.abs(rel)
+    else:
+        offset = np.zeros(rel.shape, dtype=np.int64)
+        n = np.maximum(-rel, 0)
+    bounds = np.array(_thresholds(max_exact, half - max_exact, max_distance), dtype=np.int64)
+    large = max_exact + np.searchsorted(bounds, n, side="right")
+    return offset + np.where(n < max_exact, n, large).astype(np.int64)
+
+
+def t5_bias(
+    bucket_table: object,
+    q_len: int,
+    k_len: int,
+    *,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+    query_offset: int | None = 0,
+) -> np.ndarray:
+    r"""Position bias ``(H, q_len, k_len)`` from a learned bucket table ``(num_buckets, H)``.
+
+    Entry ``[h, a, j]`` is ``bucket_table[bucket(j - i_a), h]`` with
+    ``i_a = query_offset + a`` (T5's ``compute_bias``: queries ``0 .. q_len-1`` by
+    default; ``query_offset=None`` puts the queries at the last ``q_len`` of the
+    ``k_len`` positions, as in incremental decoding) and keys ``0 .. k_len-1``. The bias
+    depends on ``j - i`` only, and the table has ``num_buckets * H`` entries whatever the
+    lengths. T5 adds it to the attention logits (which it does not scale by
+    :math:`1/\sqrt{d}`).
+    """
+    table = check_array(bucket_table, "bucket_table", ndim=2).astype(np.float64)
+    bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
+    if table.shape[0] != num_buckets:
+        raise ValueError(
+            f"bucket_table must have num_buckets={num_buckets} rows (one per bucket), got shape {table.shape}"
+        )
+    q_len = check_positive_int(q_len, "q_len")
+    k_len = check_positive_int(k_len, "k_len")
+    if query_offset is None:
+        query_offset = k_len - q_len
+    query_offset = _check_int(query_offset, "query_offset", -(2**62))
+    rel = _relative_grid(q_len, k_len, query_offset)
+    buckets = t5_relative_position_bucket(
+        rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    return np.moveaxis(table[buckets], -1, 0)
+
+
+def shaw_relative_positions(
+    q_len: int, k_len: int, max_relative_position: int, *, query_offset: int = 0
+) -> np.ndarray:
+    r"""Shaw et al.'s index matrix ``(q_len, k_len)``: ``clip(j - i, -K, K) + K``.
+
+    ``i = query_offset + a`` for row ``a``, ``j`` the column; ``K`` =
+    ``max_relative_position``. The values lie in ``0 .. 2K``: index ``K`` is the query
+    itself, ``K + r`` a key ``r`` steps after it, ``0`` every key ``K`` or more steps
+    before it and ``2K`` every key ``K`` or more steps after it (tensor2tensor's
+    ``_generate_relative_positions_matrix`` convention). ``K = 0`` is allowed (one shared
+    vector, i.e. no position information).
+    """
+    q_len = check_positive_int(q_len, "q_len")
+    k_len = check_positive_int(k_len, "k_len")
+    K = _check_int(max_relative_position, "max_relative_position", 0)
+    query_offset = _check_int(query_offset, "query_offset", -(2**62))
+    rel = _relative_grid(q_len, k_len, query_offset)
+    return np.clip(rel, -K, K) + K
+
+
+def shaw_relative_logits(
+    q: object, k: object, rel_key_embeddings: object, max_relative_position: int, *, query_offset: int = 0
+) -> np.ndarray:
+    r"""Attention logits with relative key embeddings (Shaw et al., eqs. 4-5).
+
+    :math:`e_{ij} = q_i\,(k_j + a^K_{ij})^\top / \sqrt{d}` with
+    :math:`a^K_{ij} = w^K[\operatorname{clip}(j - i, -K, K) + K]`. ``q`` has shape
+    ``(..., q_len, d)`` (already projected, :math:`x_i W^Q`), ``k`` ``(..., k_len, d)``
+    (:math:`x_j W^K`), ``rel_key_embeddings`` ``(2K + 1, d)`` (shared by the leading
+    batch/head axes, as Shaw et al. share it across heads). Returns ``(..., q_len, k_len)``.
+    The relative term is formed as ``q @ w^T`` (``q_len x (2K+1)``) and then gathered,
+    instead of materialising the ``q_len x k_len x d`` tensor :math:`a^K`.
+    """
+    q = check_array(q, "q", min_ndim=2).astype(np.float64)
+    k = check_array(k, "k", min_ndim=2).astype(np.float64)
+    w = check_array(rel_key_embeddings, "rel_key_embeddings", ndim=2).astype(np.float64)
+    K = _check_int(max_relative_position, "max_relative_position", 0)
+    d = q.shape[-1]
+    if k.shape[-1] != d or w.shape[1] != d:
+        raise ValueError(
+            f"q, k and rel_key_embeddings must share the last dimension, got {q.shape}, {k.shape}, {w.shape}"
+        )
+    if w.shape[0] != 2 * K + 1:
+        raise ValueError(
+            f"rel_key_embeddings must have 2*K+1 = {2 * K + 1} rows for max_relative_position={K}, "
+            f"got shape {w.shape}"
+        )
+    idx = shaw_relative_positions(q.shape[-2], k.shape[-2], K, query_offset=query_offset)
+    content = q @ np.swapaxes(k, -1, -2)
+    rel_all = q @ w.T  # (..., q_len, 2K+1)
+    rel = np.take_along_axis(rel_all, np.broadcast_to(idx, rel_all.shape[:-1] + idx.shape[-1:]), axis=-1)
+    return (content + rel) / np.sqrt(d)
+
+
+__all__ = [
+    "shaw_relative_logits",
+    "shaw_relative_positions",
+    "t5_bias",
+    "t5_bucket_thresholds",
+    "t5_relative_position_bucket",
+]

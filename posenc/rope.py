@@ -1,0 +1,356 @@
+r"""Rotary position embedding (RoPE, Su et al. 2021) and its context-extension variants.
+
+For an even head width :math:`d` the inverse frequencies are
+:math:`\theta_i = \mathrm{base}^{-2i/d}`, :math:`i = 0, \dots, d/2 - 1`. RoPE groups the
+coordinates of a query or key vector into :math:`d/2` pairs, reads pair :math:`i` as the
+complex number :math:`z_i = a_i + \mathrm{i}\,b_i`, and at position :math:`m` replaces it
+by :math:`z_i\,e^{\mathrm{i} m\theta_i}`, that is
+
+.. math::
+
+    (a_i, b_i) \mapsto (a_i\cos m\theta_i - b_i\sin m\theta_i,\;
+                        a_i\sin m\theta_i + b_i\cos m\theta_i).
+
+Because :math:`\overline{e^{\mathrm{i}m\theta}}\,e^{\mathrm{i}n\theta} =
+e^{\mathrm{i}(n-m)\theta}`, the real inner product of a rotated query and a rotated key,
+:math:`\langle R_m q, R_n k\rangle = \langle q, R_{n-m} k\rangle`, depends on the positions
+only through :math:`n - m`.
+
+Two pairings exist in public code. ``"interleaved"`` pairs coordinates ``(2i, 2i+1)``
+(RoFormer, GPT-J's ``rotate_every_two``, Meta's reference LLaMA ``apply_rotary_emb``,
+which views the last axis as ``d/2`` complex numbers). ``"half"`` pairs ``(i, i + d/2)``
+(GPT-NeoX and Hugging Face's Llama ``rotate_half``). They are the same map up to a fixed
+permutation of the coordinates (:func:`rope_layout_permutation`).
+
+``scaling`` dictionaries follow the keys of Hugging Face ``transformers``'
+``rope_scaling`` / ``rope_parameters`` (``rope_type`` or the legacy ``type``): ``linear``
+(position interpolation), ``dynamic`` (dynamic NTK-aware base change), ``yarn`` and
+``llama3``. The formulas are re-derived here in float64; transformers evaluates the
+same formulas in float32, so its tables agree with these to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+
+from ._validation import as_positions, check_array, check_base, check_even_int, check_positive_int
+from .sinusoidal import frequencies
+
+ROPE_LAYOUTS = ("interleaved", "half")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
+_REQUIRED_KEYS = {
+    "default": (),
+    "linear": ("factor",),
+    "dynamic": ("factor", "original_max_position_embeddings"),
+    "yarn": ("factor", "original_max_position_embeddings"),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+}
+
+
+def _check_rope_layout(layout: object) -> str:
+    if layout not in ROPE_LAYOUTS:
+        raise ValueError(f"layout must be one of {ROPE_LAYOUTS}, got {layout!r}")
+    return str(layout)
+
+
+def _positive_real(value: object, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite positive number, got {value}")
+    return value
+
+
+def _rope_type(scaling: Mapping) -> str:
+    if not isinstance(scaling, Mapping):
+        raise TypeError(
+            f"scaling must be None or a dict like {{'rope_type': 'linear', ...}}, got {scaling!r}"
+        )
+    new, legacy = scaling.get("rope_type"), scaling.get("type")
+    if new is not None and legacy is not None and new != legacy:
+        raise ValueError(f"scaling has rope_type={new!r} and type={legacy!r}; they must agree")
+    rope_type = new if new is not None else legacy
+    if rope_type is None:
+        raise ValueError("scaling must have the key 'rope_type' (or the legacy key 'type')")
+    if rope_type not in ROPE_TYPES:
+        raise ValueError(f"unknown rope_type {rope_type!r}; expected one of {ROPE_TYPES}")
+    for key in _REQUIRED_KEYS[rope_type]:
+        if scaling.get(key) is None:
+            raise ValueError(f"rope_type {rope_type!r} needs the key {key!r} in scaling")
+    return str(rope_type)
+
+
+def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
+    # YaRN's attention temperature: 1 for scale <= 1, else 0.1 * mscale * ln(scale) + 1.
+    return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.ndarray, float]:
+    factor = _positive_real(scaling["factor"], "scaling['factor']")
+    orig = check_positive_int(
+        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
+    )
+    # ``or``: a missing *or zero/None* value falls back to the default, as in transformers.
+    beta_fast = _positive_real(scaling.get("beta_fast") or 32, "scaling['beta_fast']")
+    beta_slow = _positive_real(scaling.get("beta_slow") or 1, "scaling['beta_slow']")
+    if beta_fast <= beta_slow:
+        raise ValueError(f"scaling needs beta_fast > beta_slow, got {beta_fast} and {beta_slow}")
+    truncate = bool(scaling.get("truncate", True))
+
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is not None:
+        attention_factor = _positive_real(attention_factor, "scaling['attention_factor']")
+    else:
+        mscale, mscale_all_dim = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        if mscale and mscale_all_dim:
+            attention_factor = _yarn_mscale(factor, float(mscale)) / _yarn_mscale(
+                factor, float(mscale_all_dim)
+            )
+        else:
+            attention_factor = _yarn_mscale(factor)
+
+    def pair_index(rotations: float) -> float:
+        # The (real) pair index whose wavelength 2*pi*base**(2i/d) fits `rotations` times
+        # into the original context: solve orig / wavelength = rotations for i.
+        return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = pair_index(beta_fast), pair_index(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    # ramp = 0: keep the original frequency (extrapolate); ramp = 1: divide by factor.
+    return inv * (1.0 - ramp) + (inv / factor) * ramp, float(attention_factor)
+
+
+def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
+    factor = _positive_real(scaling["factor"], "scaling['factor']")
+    low_ff = _positive_real(scaling["low_freq_factor"], "scaling['low_freq_factor']")
+    high_ff = _positive_real(scaling["high_freq_factor"], "scaling['high_freq_factor']")
+    if high_ff <= low_ff:
+        raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
+    orig = check_positive_int(
+        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
+    )
+    low_freq_wavelen, high_freq_wavelen = orig / low_ff, orig / high_ff
+    wavelen = 2 * math.pi / inv
+    out = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
+    smooth = (orig / wavelen - low_ff) / (high_ff - low_ff)
+    smoothed = (1.0 - smooth) * out / factor + smooth * out
+    medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
+    return np.where(medium, smoothed, out)
+
+
+def rope_frequencies(
+    d_head: int,
+    base: float = 10000.0,
+    scaling: Mapping | None = None,
+    *,
+    seq_len: int | None = None,
+    return_attention_factor: bool = False,
+) -> np.ndarray | tuple[np.ndarray, float]:
+    r"""RoPE inverse frequencies :math:`\theta_i`, float64, length ``d_head // 2``.
+
+    Without ``scaling``: :math:`\theta_i = \mathrm{base}^{-2i/d}` (the correctly rounded
+    values of :func:`posenc.frequencies`). With ``scaling`` (a dict with ``rope_type`` or
+    the legacy ``type``; other keys are ignored), :math:`s` = ``factor``,
+    :math:`L_0` = ``original_max_position_embeddings``:
+
+    ``linear``
+        Position interpolation: :math:`\theta_i / s` (positions squeezed by :math:`s`).
+    ``dynamic``
+        Dynamic NTK-aware: with :math:`L = \max(\texttt{seq\_len}, L_0)` the base becomes
+        :math:`\mathrm{base}' = \mathrm{base}\,(sL/L_0 - (s-1))^{d/(d-2)}` and
+        :math:`\theta_i = \mathrm{base}'^{-2i/d}`. Needs ``seq_len`` (the current
+        sequence length); for ``seq_len <= L_0`` nothing changes. (transformers takes
+        :math:`L_0` from ``config.max_position_embeddings``; here it is a key.)
+    ``yarn``
+        NTK-by-parts: with :math:`r(\beta) = d\ln(L_0 / (2\pi\beta)) / (2\ln\mathrm{base})`
+        (the pair index whose wavelength fits :math:`\beta` times into :math:`L_0`),
+        ``low`` = :math:`\lfloor r(\beta_{fast})\rfloor`, ``high`` =
+        :math:`\lceil r(\beta_{slow})\rceil` (no floor/ceil when ``truncate`` is False;
+        both defaults as in current transformers: ``truncate=True``, ``beta_fast=32``,
+        ``beta_slow=1``), clipped to ``[0, d-1]``, and the ramp
+        :math:`\gamma_i = \mathrm{clip}((i - low)/(high - low), 0, 1)`:
+        :math:`\theta_i' = (1-\gamma_i)\theta_i + \gamma_i\theta_i/s`. The attention factor
+        is ``attention_factor`` if given, else :math:`0.1\ln s + 1` (1 for
+        :math:`s \le 1`), or the ratio :math:`m(s, \texttt{mscale}) /
+        m(s, \texttt{mscale\_all\_dim})` with :math:`m(s, \mu) = 0.1\mu\ln s + 1` when both
+        are given. It multiplies both cos and sin, so attention logits scale by its square.
+    ``llama3``
+        With wavelengths :math:`\lambda_i = 2\pi/\theta_i`, :math:`\lambda_{lo} =
+        L_0/\texttt{low\_freq\_factor}`, :math:`\lambda_{hi} = L_0/\texttt{high\_freq\_factor}`:
+        :math:`\theta_i` kept when :math:`\lambda_i < \lambda_{hi}`, divided by :math:`s`
+        when :math:`\lambda_i > \lambda_{lo}`, and in between
+        :math:`(1-\sigma_i)\theta_i/s + \sigma_i\theta_i` with
+        :math:`\sigma_i = (L_0/\lambda_i - \texttt{low\_freq\_factor}) /
+        (\texttt{high\_freq\_factor} - \texttt{low\_freq\_factor})`.
+
+    Returns the array, or ``(array, attention_factor)`` when ``return_attention_factor``
+    (the factor is 1.0 except for ``yarn``).
+
+    Raises ``ValueError`` for an odd ``d_head``, an unknown ``rope_type``, a missing key
+    (named in the message), a non-positive ``factor``, or ``dynamic`` without ``seq_len``.
+    """
+    d = check_even_int(d_head, "d_head")
+    base = check_base(base)
+    inv = frequencies(d, base)
+    attention_factor = 1.0
+    rope_type = "default" if scaling is None else _rope_type(scaling)
+    if rope_type == "linear":
+        inv = inv / _positive_real(scaling["factor"], "scaling['factor']")
+    elif rope_type == "dynamic":
+        factor = _positive_real(scaling["factor"], "scaling['factor']")
+        orig = check_positive_int(
+            scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
+        )
+        if seq_len is None:
+            raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
+        seq_len = check_positive_int(seq_len, "seq_len")
+        if d < 4:
+            raise ValueError(f"rope_type 'dynamic' needs d_head >= 4 (exponent d/(d-2)), got {d}")
+        length = max(seq_len, orig)
+        new_base = base * ((factor * length / orig) - (factor - 1.0)) ** (d / (d - 2))
+        inv = frequencies(d, new_base)
+    elif rope_type == "yarn":
+        inv, attention_factor = _yarn(inv, d, base, scaling)
+    elif rope_type == "llama3":
+        inv = _llama3(inv, scaling)
+    if return_attention_factor:
+        return inv, float(attention_factor)
+    return inv
+
+
+def rope_layout_permutation(d_head: int) -> np.ndarray:
+    r"""Permutation ``perm`` taking the interleaved layout to the half layout.
+
+    ``perm = [0, 2, 4, ..., d-2, 1, 3, ..., d-1]``: coordinate ``j`` of the half layout is
+    coordinate ``perm[j]`` of the interleaved layout, so pair ``(2i, 2i+1)`` lands on
+    ``(i, i + d/2)``. For every ``x``,
+
+    ``apply_rope(x[..., perm], layout="half") == apply_rope(x, layout="interleaved")[..., perm]``.
+
+    For projection weights in the convention ``q = x @ W_q`` (``W_q`` of shape
+    ``(d_model, d_head)``) permute the **columns**: ``W_q[:, perm]``, and the same for
+    ``W_k`` (for a PyTorch ``nn.Linear.weight`` of shape ``(d_head, d_model)`` these are its
+    rows). A permutation preserves inner products, so every attention score is unchanged.
+    The inverse permutation is ``np.argsort(perm)``.
+    """
+    d = check_even_int(d_head, "d_head")
+    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+
+
+def _angles(
+    length: int,
+    d: int,
+    positions: object,
+    base: float,
+    scaling: Mapping | None,
+    seq_len: int | None,
+) -> tuple[np.ndarray, float]:
+    if positions is None:
+        pos = np.arange(length, dtype=np.float64)
+    else:
+        pos = as_positions(positions)
+        if pos.size != length:
+            raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
+    if seq_len is None and scaling is not None and _rope_type(scaling) == "dynamic":
+        # As transformers' dynamic update: the current length is max(position) + 1.
+        seq_len = max(int(math.floor(float(pos.max()))) + 1, 1)
+    inv, attention_factor = rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
+    return pos[:, None] * inv[None, :], attention_factor
+
+
+def apply_rope(
+    x: np.ndarray,
+    positions: np.ndarray | None = None,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    scaling: Mapping | None = None,
+    seq_len: int | None = None,
+) -> np.ndarray:
+    r"""Rotate the pairs of ``x[..., L, d_head]`` by position-dependent angles.
+
+    Row ``l`` (position :math:`m` = ``positions[l]``, default ``0..L-1``; any real 1-D
+    array of length ``L``, e.g. offset positions while decoding) has pair :math:`i`
+    :math:`(a, b)` replaced by
+    :math:`(a\cos m\theta_i - b\sin m\theta_i,\ a\sin m\theta_i + b\cos m\theta_i)`,
+    i.e. :math:`(a + \mathrm{i}b)\,e^{\mathrm{i}m\theta_i}`, with :math:`\theta_i` from
+    :func:`rope_frequencies`. ``layout="interleaved"`` pairs coordinates ``(2i, 2i+1)``,
+    ``"half"`` pairs ``(i, i + d/2)``.
+
+    Angles :math:`m\theta_i` are formed in float64 from float64 positions; the arithmetic
+    is float64 and only the result is cast back to the input's float dtype (integer input
+    gives float64). With ``scaling`` of type ``yarn`` both cos and sin are multiplied by
+    the attention factor (so :math:`\langle q', k'\rangle` scales by its square). For
+    ``dynamic`` the current length ``seq_len`` defaults to ``max(positions) + 1``.
+    """
+    arr = check_array(x, "x", min_ndim=2)
+    layout = _check_rope_layout(layout)
+    d = arr.shape[-1]
+    if d == 0 or d % 2:
+        raise ValueError(f"x.shape[-1] (d_head) must be a positive even number, got {d}")
+    out_dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.dtype(np.float64)
+    angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)
+    cos = np.cos(angles) * attention_factor
+    sin = np.sin(angles) * attention_factor
+    x64 = arr.astype(np.float64)
+    if layout == "interleaved":
+        a, b = x64[..., 0::2], x64[..., 1::2]
+    else:
+        a, b = x64[..., : d // 2], x64[..., d // 2 :]
+    out = np.empty_like(x64)
+    first = a * cos - b * sin
+    second = a * sin + b * cos
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = first, second
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = first, second
+    return out.astype(out_dtype, copy=False)
+
+
+def rope_matrix(
+    d_head: int,
+    position: float,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    scaling: Mapping | None = None,
+    seq_len: int | None = None,
+) -> np.ndarray:
+    r"""The ``(d_head, d_head)`` matrix :math:`R_m` with ``apply_rope(x, [m]) == x @ R_m.T``.
+
+    Interleaved: block-diagonal with blocks
+    :math:`\begin{pmatrix}\cos m\theta_i & -\sin m\theta_i\\ \sin m\theta_i & \cos m\theta_i\end{pmatrix}`;
+    half: the same blocks acting on coordinates ``(i, i + d/2)``. It is orthogonal
+    (times the YaRN attention factor when ``scaling`` is yarn). Built by applying
+    :func:`apply_rope` to the identity, so it is the same map by construction.
+    """
+    d = check_even_int(d_head, "d_head")
+    eye = np.eye(d)[:, None, :]  # d rows, each a length-1 "sequence"
+    rotated = apply_rope(eye, [position], base=base, layout=layout, scaling=scaling, seq_len=seq_len)
+    return rotated[:, 0, :].T
+
+
+def rope_decay_bound(d_head: int, distances: object, *, base: float = 10000.0) -> np.ndarray:
+    r"""RoFormer's long-term-decay factor :math:`\frac{1}{d/2}\sum_{j=1}^{d/2}|S_j|`.
+
+    :math:`S_j = \sum_{k=0}^{j-1} e^{\mathrm{i} r \theta_k}` are the partial sums of the
+    unit phases at relative distance :math:`r`. By Abel summation, for
+    :math:`h_i = q_{[2i:2i+2]} k^*_{[2i:2i+2]}` (complex products),
+    :math:`|\sum_i h_i e^{\mathrm{i}r\theta_i}| \le (\max_i |h_{i+1} - h_i|)\sum_j |S_j|`
+    (with :math:`h_{d/2} = 0`). Returns one value per entry of ``distances`` (real).
+    """
+    d = check_even_int(d_head, "d_head")
+    r = as_positions(distances, "distances")
+    theta = frequencies(d, base)
+    partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
+    return np.abs(partial).mean(axis=1)

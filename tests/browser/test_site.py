@@ -1,0 +1,174 @@
+"""The built site, loaded page by page in a real headless Chromium.
+
+Serves ``_build/html`` on localhost and checks what a reader sees: MathJax rendered every
+formula offline (no raw TeX left, no MathJax error), every image loaded, theorems and
+exercises are numbered, solutions start collapsed, the console is free of errors, and the
+search page finds a known term. Needs Debian's ``chromium`` and ``chromium-driver``; without
+them (or without a built site) the tests are skipped with a message saying so.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+SCREENSHOT = ROOT / "_build" / "screenshots" / "chapter03.png"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+if not (CHROMIUM and CHROMEDRIVER):
+    pytest.skip(
+        "browser test SKIPPED: Debian's chromium and chromium-driver are not installed "
+        "(.ci/run installs them with apt-get)",
+        allow_module_level=True,
+    )
+if not (SITE / "index.html").is_file():
+    pytest.skip(
+        "browser test SKIPPED: no built site in _build/html (run `make book` first)", allow_module_level=True
+    )
+
+from selenium import webdriver  # noqa: E402  (imported only when the browser exists)
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+PAGES = sorted(
+    p.relative_to(SITE).as_posix()
+    for p in SITE.rglob("*.html")
+    if not p.name.startswith(("genindex", "search")) and "_static" not in p.parts and p.name != "index.html"
+)
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+KINDS = "Theorem|Lemma|Proposition|Corollary|Definition|Remark|Example|Property|Conjecture|Algorithm"
+
+# Text of the rendered page outside code (where TeX in docstrings is legitimate).
+VISIBLE_TEXT_JS = """
+const clone = document.querySelector('main').cloneNode(true);
+clone.querySelectorAll('pre, code, mjx-container, script, style, .cell_output').forEach(e => e.remove());
+return clone.innerText;
+"""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,2000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def load(driver, url: str) -> None:
+    driver.get(url)
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    # Wait until MathJax has typeset the page (it loads from _static/mathjax, offline).
+    WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script(
+            "return !window.MathJax || (MathJax.startup && MathJax.startup.promise"
+            " && (window.__mjdone || (MathJax.startup.promise.then(() => window.__mjdone = true), false)));"
+        )
+    )
+
+
+def test_pages_were_found():
+    assert "intro.html" in PAGES and "errata.html" in PAGES
+    assert len(CHAPTERS) >= 6
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders(server, browser, page):
+    browser.get_log("browser")  # drop messages of earlier pages
+    load(browser, f"{server}/{page}")
+    assert browser.find_elements(By.CSS_SELECTOR, "main h1"), "page has no title"
+
+    scripts = [s.get_attribute("src") for s in browser.find_elements(By.TAG_NAME, "script")]
+    remote = [s for s in scripts if s and not s.startswith(server)]
+    assert not remote, f"scripts fetched from outside the site: {remote}"
+    formulas = browser.find_elements(By.CSS_SELECTOR, "main .math")
+    unrendered = browser.execute_script(
+        "return Array.from(document.querySelectorAll('main .math'))"
+        ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80));"
+    )
+    assert not unrendered, f"formulas MathJax did not typeset: {unrendered[:5]}"
+    if formulas:
+        assert any("_static/mathjax/" in (s or "") for s in scripts), (
+            "MathJax is not the bundled offline copy"
+        )
+    assert not browser.find_elements(By.CSS_SELECTOR, "mjx-merror"), "MathJax reported an error"
+    text = browser.execute_script(VISIBLE_TEXT_JS)
+    raw = re.findall(r"\$[^$\s][^$]*\$|\\\(|\\\[|\\frac|\\omega|\\sum", text)
+    assert not raw, f"raw TeX left on the page: {raw[:5]}"
+    if page.startswith("chapters/"):
+        assert len(formulas) > 10, "a chapter should contain rendered formulas"
+
+    broken = browser.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);"
+    )
+    assert not broken, f"images that did not load: {broken}"
+
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, f"console errors: {errors}"
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_proofs_and_exercises_numbered_solutions_collapsed(server, browser, page):
+    load(browser, f"{server}/{page}")
+    titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "div.proof > p.admonition-title")]
+    assert titles, "a chapter states at least one theorem, lemma, proposition or definition"
+    assert all(re.match(rf"({KINDS}) \d+", t) for t in titles), titles
+    exercises = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "div.exercise p.admonition-title")]
+    assert len(exercises) >= 2 and all(re.match(r"Exercise \d+", t) for t in exercises), exercises
+    solutions = browser.find_elements(By.CSS_SELECTOR, "div.solution")
+    assert solutions, "exercises come with solutions"
+    for sol in solutions:
+        body = sol.find_elements(By.CSS_SELECTOR, "section, div.section, p:not(.admonition-title)")
+        assert body and not any(b.is_displayed() for b in body), "a solution is not collapsed"
+
+
+def test_search_finds_a_known_term(server, browser):
+    load(browser, f"{server}/search.html?q=Toeplitz")
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li"))
+    hits = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#search-results li a")]
+    assert any("05_inner_products" in h for h in hits), hits
+
+
+def test_screenshot_of_a_chapter(server, browser):
+    load(browser, f"{server}/chapters/03_sinusoidal_construction.html")
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size > 10_000

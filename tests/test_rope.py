@@ -1,0 +1,540 @@
+"""Tests of posenc.rope against independent references.
+
+Expected values come from hand-derived small cases, complex multiplication
+``(a + ib) * exp(i m theta)`` in mpmath or plain Python ``complex``, and the Hugging Face
+``rope_scaling`` formulas written out again here with ``math`` (never posenc itself).
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from conftest import EPS, MP_PREC, mp_omegas
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+
+RNG_SEED = 20240609
+
+
+# --------------------------------------------------------------------------- references
+
+
+def ref_inv_freq(d: int, base: float = 10000.0) -> list[float]:
+    """base**(-2i/d), i = 0..d/2-1, at 256 bits and rounded once."""
+    return [float(w) for w in mp_omegas(d, base)]
+
+
+def ref_rope_complex(x: np.ndarray, positions, thetas, layout: str = "interleaved", scale: float = 1.0):
+    """Rotate every pair by complex multiplication in mpmath (thetas given as floats)."""
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    half = d // 2
+    out = np.empty_like(x)
+    with mpmath.workprec(MP_PREC):
+        for row, m in enumerate(positions):
+            for i, th in enumerate(thetas):
+                j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+                z = mpmath.mpc(float(x[row, j]), float(x[row, k]))
+                w = z * mpmath.expj(mpmath.mpf(float(m)) * mpmath.mpf(th)) * scale
+                out[row, j], out[row, k] = float(w.real), float(w.imag)
+    return out
+
+
+def angle_atol(positions, xmax: float) -> float:
+    """Bound on the float64 error: the angle m*theta is off by <= |m| 2^-52, plus round-off."""
+    return (float(np.max(np.abs(positions))) * 2 * EPS + 16 * EPS) * xmax * 2
+
+
+def hf_linear(d, base, factor):
+    return [w / factor for w in ref_inv_freq(d, base)]
+
+
+def hf_dynamic(d, base, factor, orig, seq_len):
+    length = seq_len if seq_len > orig else orig
+    new_base = base * ((factor * length / orig) - (factor - 1)) ** (d / (d - 2))
+    return ref_inv_freq(d, new_base)
+
+
+def hf_yarn(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True):
+    def correction(rot):
+        return d * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
+
+    lo, hi = correction(beta_fast), correction(beta_slow)
+    if truncate:
+        lo, hi = math.floor(lo), math.ceil(hi)
+    lo, hi = max(lo, 0), min(hi, d - 1)
+    if lo == hi:
+        hi += 0.001
+    out = []
+    for i, w in enumerate(ref_inv_freq(d, base)):
+        ramp = min(max((i - lo) / (hi - lo), 0.0), 1.0)
+        extrapolation_weight = 1 - ramp
+        out.append((w / factor) * (1 - extrapolation_weight) + w * extrapolation_weight)
+    return out
+
+
+def hf_llama3(d, base, factor, low_ff, high_ff, orig):
+    out = []
+    for w in ref_inv_freq(d, base):
+        wavelen = 2 * math.pi / w
+        if wavelen < orig / high_ff:
+            out.append(w)
+        elif wavelen > orig / low_ff:
+            out.append(w / factor)
+        else:
+            s = (orig / wavelen - low_ff) / (high_ff - low_ff)
+            out.append((1 - s) * w / factor + s * w)
+    return out
+
+
+# --------------------------------------------------------------------------- frequencies
+
+
+@pytest.mark.parametrize("d,base", [(2, 10000.0), (8, 10000.0), (64, 10000.0), (128, 500000.0)])
+def test_default_frequencies_are_correctly_rounded(d, base):
+    got = rope_frequencies(d, base)
+    assert got.dtype == np.float64 and got.shape == (d // 2,)
+    assert got.tolist() == ref_inv_freq(d, base)
+
+
+def test_frequencies_hand_values():
+    # base 100, d = 4: 100**0 = 1 and 100**(-1/2) = 0.1
+    np.testing.assert_allclose(rope_frequencies(4, 100.0), [1.0, 0.1], rtol=1e-15)
+
+
+def test_linear_scaling_divides_by_factor():
+    got = rope_frequencies(16, 10000.0, {"rope_type": "linear", "factor": 4.0})
+    np.testing.assert_allclose(got, hf_linear(16, 10000.0, 4.0), rtol=1e-15)
+    legacy = rope_frequencies(16, 10000.0, {"type": "linear", "factor": 4.0})
+    assert np.array_equal(got, legacy)
+
+
+def test_dynamic_ntk_hand_case_and_reference():
+    # d = 4: exponent d/(d-2) = 2. factor 2, orig 100, seq_len 300:
+    # base' = 10000 * (2*300/100 - 1)**2 = 10000 * 25 = 250000; theta_1 = 250000**(-1/2) = 0.002.
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 100}
+    np.testing.assert_allclose(rope_frequencies(4, 10000.0, sc, seq_len=300), [1.0, 0.002], rtol=1e-14)
+    for seq_len in (1, 50, 100, 101, 1000, 12345):
+        got = rope_frequencies(32, 10000.0, sc, seq_len=seq_len)
+        np.testing.assert_allclose(got, hf_dynamic(32, 10000.0, 2.0, 100, seq_len), rtol=1e-13)
+    # seq_len at or below the original length: the unscaled frequencies
+    assert np.array_equal(rope_frequencies(32, 10000.0, sc, seq_len=100), rope_frequencies(32))
+
+
+def test_yarn_hand_ramp():
+    # d = 16, base 1e4, orig 2048: correction(32) = 2.016.. -> 2, correction(1) = 5.026.. -> 6,
+    # ramp over pairs i = 0..7: (i - 2) / 4 clipped = 0, 0, 0, 1/4, 1/2, 3/4, 1, 1.
+    d, base, factor = 16, 10000.0, 4.0
+    sc = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048}
+    got, att = rope_frequencies(d, base, sc, return_attention_factor=True)
+    w = np.array(ref_inv_freq(d, base))
+    ramp = np.array([0, 0, 0, 0.25, 0.5, 0.75, 1, 1])
+    np.testing.assert_allclose(got, w * (1 - ramp) + w / factor * ramp, rtol=1e-15)
+    np.testing.assert_allclose(got, hf_yarn(d, base, factor, 2048), rtol=1e-15)
+    assert att == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-15)
+    # without the return flag, only the array
+    assert np.array_equal(rope_frequencies(d, base, sc), got)
+
+
+@pytest.mark.parametrize(
+    "d,base,factor,orig,bf,bs,trunc",
+    [
+        (128, 10000.0, 4.0, 4096, 32, 1, True),
+        (128, 10000.0, 4.0, 4096, 32, 1, False),
+        (64, 1e6, 16.0, 32768, 16, 2, True),
+        (8, 10000.0, 2.0, 16, 32, 1, True),  # correction range clipped at 0
+    ],
+)
+def test_yarn_matches_reference(d, base, factor, orig, bf, bs, trunc):
+    sc = {
+        "rope_type": "yarn",
+        "factor": factor,
+        "original_max_position_embeddings": orig,
+        "beta_fast": bf,
+        "beta_slow": bs,
+        "truncate": trunc,
+    }
+    np.testing.assert_allclose(
+        rope_frequencies(d, base, sc), hf_yarn(d, base, factor, orig, bf, bs, trunc), rtol=1e-14
+    )
+
+
+def test_yarn_attention_factor_variants():
+    base_sc = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096}
+    _, att = rope_frequencies(64, 10000.0, {**base_sc, "attention_factor": 1.5}, return_attention_factor=True)
+    assert att == 1.5
+    _, att = rope_frequencies(
+        64, 10000.0, {**base_sc, "mscale": 0.707, "mscale_all_dim": 1.0}, return_attention_factor=True
+    )
+    expected = (0.1 * 0.707 * math.log(8.0) + 1) / (0.1 * 1.0 * math.log(8.0) + 1)
+    assert att == pytest.approx(expected, rel=1e-15)
+    # equal mscale and mscale_all_dim cancel exactly (DeepSeek-style configs)
+    _, att = rope_frequencies(
+        64, 10000.0, {**base_sc, "mscale": 1.0, "mscale_all_dim": 1.0}, return_attention_factor=True
+    )
+    assert att == 1.0
+    _, att = rope_frequencies(64, 10000.0, {**base_sc, "factor": 0.5}, return_attention_factor=True)
+    assert att == 1.0  # factor <= 1: no temperature
+    for sc in (None, {"rope_type": "linear", "factor": 2.0}):
+        assert rope_frequencies(64, 10000.0, sc, return_attention_factor=True)[1] == 1.0
+
+
+def test_llama3_matches_reference_and_regions():
+    d, base, factor, lo, hi, orig = 128, 500000.0, 8.0, 1.0, 4.0, 8192
+    sc = {
+        "rope_type": "llama3",
+        "factor": factor,
+        "low_freq_factor": lo,
+        "high_freq_factor": hi,
+        "original_max_position_embeddings": orig,
+    }
+    got = rope_frequencies(d, base, sc)
+    np.testing.assert_allclose(got, hf_llama3(d, base, factor, lo, hi, orig), rtol=1e-15)
+    w = np.array(ref_inv_freq(d, base))
+    wavelen = 2 * math.pi / w
+    short, long_ = wavelen < orig / hi, wavelen > orig / lo
+    assert short.sum() > 0 and long_.sum() > 0 and (~short & ~long_).sum() > 0
+    assert np.array_equal(got[short], w[short])  # high frequencies untouched
+    np.testing.assert_allclose(got[long_], w[long_] / factor, rtol=1e-15)
+    mid = ~short & ~long_
+    assert np.all((got[mid] < w[mid]) & (got[mid] > w[mid] / factor))
+
+
+# --------------------------------------------------------------------------- apply_rope
+
+
+def test_hand_case_d4():
+    # theta = (1, 0.1) for base 100; position 1: pair 0 (1, 0) -> (cos 1, sin 1),
+    # pair 1 (0, 1) -> (-sin 0.1, cos 0.1).
+    x = np.array([[1.0, 0.0, 0.0, 1.0]])
+    got = apply_rope(x, [1], base=100.0)
+    expected = [math.cos(1), math.sin(1), -math.sin(0.1), math.cos(0.1)]
+    np.testing.assert_allclose(got[0], expected, rtol=0, atol=4 * EPS)
+    # the same numbers in the half layout: pairs (0, 2) and (1, 3)
+    x_half = np.array([[1.0, 0.0, 0.0, 1.0]])
+    got_half = apply_rope(x_half, [1], base=100.0, layout="half")
+    expected_half = [math.cos(1), -math.sin(0.1), math.sin(1), math.cos(0.1)]
+    np.testing.assert_allclose(got_half[0], expected_half, rtol=0, atol=4 * EPS)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_against_mpmath_complex_multiplication(layout):
+    rng = np.random.default_rng(RNG_SEED)
+    d, positions = 16, [0, 1, 7, -3, 1000, 123456, 2.5]
+    x = rng.standard_normal((len(positions), d))
+    got = apply_rope(x, positions, layout=layout)
+    expected = ref_rope_complex(x, positions, ref_inv_freq(d), layout)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=angle_atol(positions, np.abs(x).max()))
+
+
+def test_interleaved_is_gptj_rotate_every_two_and_half_is_rotate_half():
+    # Both written here in the elementwise form x * cos + rot(x) * sin used by public code.
+    rng = np.random.default_rng(RNG_SEED + 1)
+    d, L = 12, 9
+    x = rng.standard_normal((2, L, d))
+    theta = np.array(ref_inv_freq(d))
+    ang = np.arange(L)[:, None] * theta[None, :]
+    rot_two = np.stack([-x[..., 1::2], x[..., 0::2]], axis=-1).reshape(x.shape)
+    gptj = x * np.repeat(np.cos(ang), 2, axis=-1) + rot_two * np.repeat(np.sin(ang), 2, axis=-1)
+    np.testing.assert_allclose(apply_rope(x), gptj, atol=1e-13)
+    rot_half = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
+    cos2, sin2 = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    neox = x * cos2 + rot_half * sin2
+    np.testing.assert_allclose(apply_rope(x, layout="half"), neox, atol=1e-13)
+
+
+def test_meta_llama_complex_view():
+    # Meta's reference: view the last axis as d/2 complex numbers (x[2i] + i x[2i+1]).
+    rng = np.random.default_rng(RNG_SEED + 2)
+    d, L = 8, 6
+    x = rng.standard_normal((L, d))
+    theta = ref_inv_freq(d)
+    expected = np.empty_like(x)
+    for m in range(L):
+        for i, th in enumerate(theta):
+            z = complex(x[m, 2 * i], x[m, 2 * i + 1]) * cmath.exp(1j * m * th)
+            expected[m, 2 * i], expected[m, 2 * i + 1] = z.real, z.imag
+    np.testing.assert_allclose(apply_rope(x), expected, atol=1e-14)
+
+
+def test_offset_decoding_positions():
+    rng = np.random.default_rng(RNG_SEED + 3)
+    x = rng.standard_normal((3, 40, 8))
+    full = apply_rope(x)
+    tail = apply_rope(x[:, 30:], np.arange(30, 40))
+    np.testing.assert_allclose(tail, full[:, 30:], rtol=0, atol=0)
+    # integer and float positions give identical angles
+    assert np.array_equal(
+        apply_rope(x[:, :5], np.arange(5, dtype=np.int64)), apply_rope(x[:, :5], np.arange(5.0))
+    )
+
+
+def test_positions_beyond_int32_are_not_truncated():
+    x = np.ones((1, 2))
+    p = 2**40 + 3
+    got = apply_rope(x, np.array([p], dtype=np.int64), base=100.0)
+    z = complex(1.0, 1.0) * cmath.exp(1j * float(p))  # theta_0 = 1 exactly
+    with mpmath.workprec(200):
+        exact = mpmath.mpc(1, 1) * mpmath.expj(mpmath.mpf(p))
+    np.testing.assert_allclose(got[0], [float(exact.real), float(exact.imag)], atol=1e-15)
+    np.testing.assert_allclose(got[0], [z.real, z.imag], atol=1e-15)
+
+
+def test_dtypes():
+    rng = np.random.default_rng(RNG_SEED + 4)
+    x64 = rng.standard_normal((5, 8))
+    x32 = x64.astype(np.float32)
+    got32 = apply_rope(x32, np.arange(5) + 70000)
+    assert got32.dtype == np.float32
+    expected = apply_rope(x32.astype(np.float64), np.arange(5) + 70000).astype(np.float32)
+    assert np.array_equal(got32, expected)  # float64 arithmetic, one final rounding
+    assert apply_rope(x64.astype(np.float16)).dtype == np.float16
+    xi = np.arange(8).reshape(1, 8)
+    assert apply_rope(xi).dtype == np.float64
+    np.testing.assert_allclose(apply_rope(xi), apply_rope(xi.astype(float)), atol=0)
+
+
+@given(
+    d=st.sampled_from([2, 4, 8, 16, 32]),
+    m=st.integers(-10_000, 10_000),
+    n=st.integers(-10_000, 10_000),
+    seed=st.integers(0, 2**32 - 1),
+    layout=st.sampled_from(["interleaved", "half"]),
+)
+def test_relative_position_property(d, m, n, seed, layout):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, 1, d))
+    lhs = float(apply_rope(q, [m], layout=layout)[0] @ apply_rope(k, [n], layout=layout)[0])
+    rhs = float(apply_rope(q, [m - n], layout=layout)[0] @ k[0])
+    scale = float(np.linalg.norm(q) * np.linalg.norm(k))
+    assert abs(lhs - rhs) <= (abs(m) + abs(n) + abs(m - n) + 8) * 4 * EPS * scale
+
+
+@given(
+    d=st.sampled_from([2, 4, 8, 16, 64]),
+    seed=st.integers(0, 2**32 - 1),
+    offset=st.integers(-(10**6), 10**6),
+)
+def test_layout_equivalence_through_permutation(d, seed, offset):
+    rng = np.random.default_rng(seed)
+    L, d_model = 5, 6
+    perm = rope_layout_permutation(d)
+    x = rng.standard_normal((L, d))
+    pos = np.arange(L) + offset
+    np.testing.assert_allclose(
+        apply_rope(x[:, perm], pos, layout="half"), apply_rope(x, pos)[:, perm], rtol=0, atol=0
+    )
+    # weights: permuting the columns of W_q and W_k leaves every score unchanged
+    h = rng.standard_normal((L, d_model))
+    wq, wk = rng.standard_normal((2, d_model, d))
+    s_inter = apply_rope(h @ wq, pos) @ apply_rope(h @ wk, pos).T
+    s_half = (
+        apply_rope(h @ wq[:, perm], pos, layout="half") @ apply_rope(h @ wk[:, perm], pos, layout="half").T
+    )
+    np.testing.assert_allclose(s_half, s_inter, rtol=1e-12, atol=1e-12 * np.abs(s_inter).max())
+
+
+def test_permutation_values():
+    assert rope_layout_permutation(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert rope_layout_permutation(2).tolist() == [0, 1]
+
+
+@given(seed=st.integers(0, 2**32 - 1), layout=st.sampled_from(["interleaved", "half"]))
+def test_norm_preserved(seed, layout):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((4, 7, 16)) * 10
+    pos = rng.integers(-(10**6), 10**6, size=7)
+    got = apply_rope(x, pos, layout=layout)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-14)
+
+
+def test_scaled_apply_matches_complex_reference():
+    rng = np.random.default_rng(RNG_SEED + 5)
+    d, positions = 16, np.arange(0, 5000, 499)
+    x = rng.standard_normal((positions.size, d))
+    sc = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
+    att = 0.1 * math.log(4.0) + 1
+    got = apply_rope(x, positions, scaling=sc)
+    expected = ref_rope_complex(x, positions, hf_yarn(d, 10000.0, 4.0, 2048), scale=att)
+    np.testing.assert_allclose(got, expected, atol=angle_atol(positions, np.abs(x).max() * att))
+    np.testing.assert_allclose(np.linalg.norm(got, axis=-1), att * np.linalg.norm(x, axis=-1), rtol=1e-14)
+    lin = {"rope_type": "linear", "factor": 4.0}
+    # position interpolation: position p with factor 4 is position p/4 unscaled
+    np.testing.assert_allclose(
+        apply_rope(x, positions, scaling=lin), apply_rope(x, positions / 4.0), atol=1e-12
+    )
+
+
+def test_dynamic_apply_default_seq_len_is_max_position_plus_one():
+    rng = np.random.default_rng(RNG_SEED + 6)
+    x = rng.standard_normal((3, 8))
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}
+    pos = np.array([100, 200, 299])
+    theta = hf_dynamic(8, 10000.0, 2.0, 16, 300)
+    np.testing.assert_allclose(
+        apply_rope(x, pos, scaling=sc),
+        ref_rope_complex(x, pos, theta),
+        atol=angle_atol(pos, 3 * np.abs(x).max()),
+    )
+    # within the original length: plain RoPE
+    np.testing.assert_allclose(apply_rope(x, [0, 1, 2], scaling=sc), apply_rope(x), atol=0)
+    # an explicit seq_len wins
+    theta_big = hf_dynamic(8, 10000.0, 2.0, 16, 1000)
+    np.testing.assert_allclose(
+        apply_rope(x, pos, scaling=sc, seq_len=1000),
+        ref_rope_complex(x, pos, theta_big),
+        atol=angle_atol(pos, 3 * np.abs(x).max()),
+    )
+
+
+def test_rope_matrix_is_the_same_map_and_a_group():
+    rng = np.random.default_rng(RNG_SEED + 7)
+    d = 8
+    x = rng.standard_normal((1, d))
+    for layout in ("interleaved", "half"):
+        r5 = rope_matrix(d, 5, layout=layout)
+        np.testing.assert_allclose(x @ r5.T, apply_rope(x, [5], layout=layout), atol=1e-15)
+        np.testing.assert_allclose(r5.T @ r5, np.eye(d), atol=1e-15)
+        np.testing.assert_allclose(
+            rope_matrix(d, 2, layout=layout) @ rope_matrix(d, 3, layout=layout), r5, atol=1e-15
+        )
+    # interleaved block 0 is [[cos, -sin], [sin, cos]] of angle 5
+    r = rope_matrix(d, 5)
+    np.testing.assert_allclose(
+        r[:2, :2], [[math.cos(5), -math.sin(5)], [math.sin(5), math.cos(5)]], atol=1e-15
+    )
+
+
+def test_decay_bound_reference():
+    d = 8
+    theta = ref_inv_freq(d)
+    for r in (0, 1, 10, 37.5, 250):
+        partial, total = 0j, 0.0
+        for th in theta:
+            partial += cmath.exp(1j * r * th)
+            total += abs(partial)
+        assert rope_decay_bound(d, [r])[0] == pytest.approx(total / (d // 2), rel=1e-13)
+    # at distance 0 every phase is 1: mean of 1..d/2 = (d/2 + 1) / 2
+    assert rope_decay_bound(128, [0])[0] == pytest.approx(32.5, rel=1e-15)
+
+
+def test_decay_bound_bounds_the_score():
+    # |sum_i h_i e^{i r theta_i}| <= max|h_{i+1} - h_i| * sum_j |S_j| with h_{d/2} = 0
+    rng = np.random.default_rng(RNG_SEED + 8)
+    d = 32
+    theta = np.array(ref_inv_freq(d))
+    for _ in range(20):
+        h = rng.standard_normal(d // 2) + 1j * rng.standard_normal(d // 2)
+        hh = np.append(h, 0)
+        for r in (1, 5, 50, 300):
+            lhs = abs(np.sum(h * np.exp(1j * r * theta)))
+            rhs = np.abs(np.diff(hh)).max() * rope_decay_bound(d, [r])[0] * (d // 2)
+            assert lhs <= rhs * (1 + 1e-12)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"d_head": 7}, ValueError, "d_head must be even"),
+        ({"d_head": 0}, ValueError, "d_head"),
+        ({"d_head": 8, "base": 1.0}, ValueError, "base"),
+        ({"d_head": 8, "scaling": {"rope_type": "longrope"}}, ValueError, "unknown rope_type"),
+        ({"d_head": 8, "scaling": {"factor": 2.0}}, ValueError, "rope_type"),
+        ({"d_head": 8, "scaling": {"rope_type": "linear", "type": "yarn", "factor": 2}}, ValueError, "agree"),
+        ({"d_head": 8, "scaling": {"rope_type": "linear"}}, ValueError, "'factor'"),
+        ({"d_head": 8, "scaling": {"rope_type": "linear", "factor": 0.0}}, ValueError, "factor"),
+        ({"d_head": 8, "scaling": {"rope_type": "linear", "factor": -2.0}}, ValueError, "factor"),
+        ({"d_head": 8, "scaling": {"rope_type": "linear", "factor": "2"}}, TypeError, "factor"),
+        ({"d_head": 8, "scaling": {"rope_type": "yarn", "factor": 2.0}}, ValueError, "original_max_position"),
+        (
+            {
+                "d_head": 8,
+                "scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 8},
+            },
+            ValueError,
+            "seq_len",
+        ),
+        (
+            {
+                "d_head": 8,
+                "scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4},
+            },
+            ValueError,
+            "original_max_position_embeddings",
+        ),
+        (
+            {"d_head": 8, "scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1}},
+            ValueError,
+            "high_freq_factor",
+        ),
+        (
+            {
+                "d_head": 8,
+                "scaling": {
+                    "rope_type": "llama3",
+                    "factor": 8,
+                    "low_freq_factor": 4,
+                    "high_freq_factor": 1,
+                    "original_max_position_embeddings": 64,
+                },
+            },
+            ValueError,
+            "high_freq_factor > low_freq_factor",
+        ),
+        (
+            {
+                "d_head": 8,
+                "scaling": {
+                    "rope_type": "yarn",
+                    "factor": 2,
+                    "original_max_position_embeddings": 64,
+                    "beta_fast": 1,
+                    "beta_slow": 32,
+                },
+            },
+            ValueError,
+            "beta_fast > beta_slow",
+        ),
+        ({"d_head": 8, "scaling": [("rope_type", "linear")]}, TypeError, "scaling"),
+    ],
+)
+def test_frequency_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        rope_frequencies(**kwargs)
+
+
+def test_dynamic_errors():
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 8}
+    with pytest.raises(ValueError, match="seq_len"):
+        rope_frequencies(8, scaling=sc, seq_len=0)
+    with pytest.raises(ValueError, match="d_head >= 4"):
+        rope_frequencies(2, scaling=sc, seq_len=100)
+    with pytest.raises(ValueError, match="factor"):
+        rope_frequencies(8, scaling={**sc, "factor": 0}, seq_len=100)
+
+
+def test_apply_errors():
+    x = np.zeros((3, 8))
+    with pytest.raises(ValueError, match="layout"):
+        apply_rope(x, layout="neox")
+    with pytest.raises(ValueError, match="length 3"):
+        apply_rope(x, [0, 1])
+    with pytest.raises(ValueError, match="d_head"):
+        apply_rope(np.zeros((3, 7)))
+    with pytest.raises(ValueError, match="at least 2"):
+        apply_rope(np.zeros(8))
+    with pytest.raises(ValueError, match="finite"):
+        apply_rope(x, [0, np.nan, 2])
+    with pytest.raises(TypeError, match="x"):
+        apply_rope(np.array([["a", "b"]]))
+    with pytest.raises(ValueError, match="d_head must be even"):
+        rope_layout_permutation(5)
