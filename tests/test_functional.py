@@ -58,8 +58,16 @@ def test_period_reduces_multiples_of_the_period_to_zero():
 
 @pytest.mark.parametrize(
     ("x", "expected"),
-    [(0.0, 0.0), (0.5, 0.5), (math.pi, -math.pi), (-math.pi, -math.pi), (3 * math.pi, -math.pi),
-     (7.0, 7.0 - 2 * math.pi), (-7.0, -7.0 + 2 * math.pi), (2.5 * math.pi, 0.5 * math.pi)],
+    [
+        (0.0, 0.0),
+        (0.5, 0.5),
+        (math.pi, -math.pi),
+        (-math.pi, -math.pi),
+        (3 * math.pi, -math.pi),
+        (7.0, 7.0 - 2 * math.pi),
+        (-7.0, -7.0 + 2 * math.pi),
+        (2.5 * math.pi, 0.5 * math.pi),
+    ],
 )
 def test_wrap_angle_known_values(x, expected):
     assert float(posenc.wrap_angle(x)) == pytest.approx(expected, abs=1e-12)
