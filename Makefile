@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test test-unit test-notebooks test-build test-browser lint notebooks clean env
+.PHONY: book test test-unit test-notebooks test-build test-browser lint notebooks clean env bench student
 
 env: $(STAMP)
 
@@ -47,9 +47,23 @@ lint: $(STAMP)
 	$(BIN)/ruff check posenc tests scripts _ext
 	$(BIN)/ruff format --check posenc tests scripts _ext
 
+## student: the student edition (solutions removed, exercise cells stubbed) in _build/student,
+## its site (built with warnings as errors, every chapter executed) in _build/student/html
+student: $(STAMP)
+	$(BIN)/python scripts/make_student.py --out _build/student
+	$(BIN)/jupyter-book build _build/student --all -W -n --keep-going
+	rm -rf _build/student/html
+	mv _build/student/_build/html _build/student/html
+	@echo "open _build/student/html/index.html"
+
 ## notebooks: re-execute every chapter in place (after changing a chapter or posenc)
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py
+
+## bench: time and measure posenc against the straightforward numpy code (prints a table;
+## a few minutes; `python -m posenc.bench --quick` for seconds)
+bench: $(STAMP)
+	$(BIN)/python -m posenc.bench
 
 clean:
 	rm -rf _build

@@ -45,6 +45,7 @@ from .naive import (
     sine_encoding,
     stays_in_training_range,
 )
+from .probe import AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
 from .relative import (
     shaw_relative_logits,
     shaw_relative_positions,
@@ -58,6 +59,7 @@ from .sinusoidal import (
     SinusoidalPositionalEncoding,
     frequencies,
     interleaved_to_split,
+    iter_sinusoidal_blocks,
     relative_position_matrix,
     sinusoidal_encoding,
     wavelengths,
@@ -104,6 +106,7 @@ __all__ = [
     "is_shift_consistent",
     "is_unique",
     "interleaved_to_split",
+    "iter_sinusoidal_blocks",
     "mean_dot_by_offset",
     "min_pairwise_distance",
     "neighbour_distances",
@@ -125,6 +128,11 @@ __all__ = [
     "rope_matrix",
     "wavelengths",
     "wrap_angle",
+    "AttentionProbe",
+    "copy_targets",
+    "copy_task",
+    "fit_probe",
+    "probe_accuracy",
     "shaw_relative_logits",
     "shaw_relative_positions",
     "t5_bias",

@@ -58,7 +58,7 @@ def dot_product_profile(offsets: object, d_model: int, *, base: float = 10000.0)
     ``offsets`` (an int ``K`` meaning ``0..K-1``, or a 1-D array of real offsets), where
     :math:`\omega_i = \mathrm{base}^{-2i/d}`. For every position :math:`p`,
     :math:`PE_p \cdot PE_{p+k} = D(k)`; :math:`D` is even, :math:`D(0) = d/2` and
-    :math:`|D(k)| \le d/2`. Raises like :func:`posenc.sinusoidal_encoding`.
+    :math:`|D(k)| \le d/2`. Raises like :func:`~posenc.sinusoidal.sinusoidal_encoding`.
     """
     from ._validation import as_positions, check_base, check_even_int
     from .sinusoidal import frequencies

@@ -194,7 +194,7 @@ def dot_product_sum(k: object, d_model: int, base: float = 10000.0) -> np.ndarra
     r"""The exact dot product :math:`D(k) = PE_m\cdot PE_{m+k} = \sum_{i=0}^{d/2-1}\cos(k\,\omega_i)`.
 
     :math:`\omega_i = b^{-2i/d}` are the correctly rounded float64 frequencies of
-    :func:`posenc.frequencies`. Vectorised over ``k`` (scalar or array of any shape; the
+    :func:`~posenc.sinusoidal.frequencies`. Vectorised over ``k`` (scalar or array of any shape; the
     cosines are evaluated in blocks, so long arrays and wide models do not exhaust
     memory). Each angle :math:`k\omega_i` is formed in float64 with an error of at most
     :math:`|k|\,\omega_i\,2^{-52}` (rounding of :math:`\omega_i` and of the product), so

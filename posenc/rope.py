@@ -159,7 +159,7 @@ def rope_frequencies(
     r"""RoPE inverse frequencies :math:`\theta_i`, float64, length ``d_head // 2``.
 
     Without ``scaling``: :math:`\theta_i = \mathrm{base}^{-2i/d}` (the correctly rounded
-    values of :func:`posenc.frequencies`). With ``scaling`` (a dict with ``rope_type`` or
+    values of :func:`~posenc.sinusoidal.frequencies`). With ``scaling`` (a dict with ``rope_type`` or
     the legacy ``type``; other keys are ignored), :math:`s` = ``factor``,
     :math:`L_0` = ``original_max_position_embeddings``:
 
@@ -302,19 +302,58 @@ def apply_rope(
     angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)
     cos = np.cos(angles) * attention_factor
     sin = np.sin(angles) * attention_factor
-    x64 = arr.astype(np.float64)
-    if layout == "interleaved":
-        a, b = x64[..., 0::2], x64[..., 1::2]
-    else:
-        a, b = x64[..., : d // 2], x64[..., d // 2 :]
-    out = np.empty_like(x64)
-    first = a * cos - b * sin
-    second = a * sin + b * cos
-    if layout == "interleaved":
-        out[..., 0::2], out[..., 1::2] = first, second
-    else:
-        out[..., : d // 2], out[..., d // 2 :] = first, second
-    return out.astype(out_dtype, copy=False)
+    return _rotate(arr, cos, sin, layout, out_dtype)
+
+
+# Pairs per inner step of _rotate (float64 scratch of this many entries, kept in cache).
+_ROPE_PAIRS = 1 << 15
+_ROPE_ROWS = 64
+
+
+def _rotate(
+    arr: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str, out_dtype: np.dtype
+) -> np.ndarray:
+    """``first = a*cos - b*sin``, ``second = a*sin + b*cos`` in float64, one final rounding.
+
+    The same float64 operations as the textbook formulation, applied to cache-sized tiles
+    (a few sequence rows of several heads at once) with preallocated scratch, so no
+    float64 copy of ``x`` or of the products is ever formed (each full-size temporary
+    costs a pass through memory).
+    """
+    length, d = arr.shape[-2], arr.shape[-1]
+    half = d // 2
+    x3 = arr.reshape(-1, length, d)
+    lead = x3.shape[0]
+    out = np.empty(x3.shape, dtype=out_dtype)
+    rows = min(length, _ROPE_ROWS)
+    heads = max(1, min(lead, _ROPE_PAIRS // (rows * half)))
+    src_buf = np.empty((heads, rows, d))
+    t1, t2, t3 = (np.empty((heads, rows, half)) for _ in range(3))
+    for l0 in range(0, length, rows):
+        l1 = min(length, l0 + rows)
+        c, s = cos[l0:l1], sin[l0:l1]
+        for n0 in range(0, lead, heads):
+            n1 = min(lead, n0 + heads)
+            k, m = n1 - n0, l1 - l0
+            src = src_buf[:k, :m]
+            src[...] = x3[n0:n1, l0:l1]
+            if layout == "interleaved":
+                a, b = src[..., 0::2], src[..., 1::2]
+            else:
+                a, b = src[..., :half], src[..., half:]
+            first, second, tmp = t1[:k, :m], t2[:k, :m], t3[:k, :m]
+            np.multiply(a, c, out=first)
+            np.multiply(b, s, out=tmp)
+            np.subtract(first, tmp, out=first)
+            np.multiply(a, s, out=second)
+            np.multiply(b, c, out=tmp)
+            np.add(second, tmp, out=second)
+            dst = out[n0:n1, l0:l1]
+            if layout == "interleaved":
+                dst[..., 0::2], dst[..., 1::2] = first, second
+            else:
+                dst[..., :half], dst[..., half:] = first, second
+    return out.reshape(arr.shape)
 
 
 def rope_matrix(

@@ -1,7 +1,7 @@
 r"""Recovering the shift matrix :math:`M_k` from encodings alone.
 
 For the sinusoidal table, :math:`PE_{p+k} = M_k\,PE_p` with :math:`M_k` block diagonal
-(see :func:`posenc.relative_position_matrix`). Given only the rows of a table, the
+(see :func:`~posenc.sinusoidal.relative_position_matrix`). Given only the rows of a table, the
 functions here estimate such a matrix by least squares: stack pairs
 :math:`(x_j, y_j) = (PE_{p_j}, PE_{p_j + k})` as the rows of :math:`X` and :math:`Y`
 and solve
@@ -114,7 +114,7 @@ def shift_matrix_angles(m: np.ndarray, *, layout: str = "interleaved") -> np.nda
     r"""Rotation angle of each 2x2 block of a shift matrix, in :math:`(-\pi, \pi]`.
 
     For a block :math:`\begin{pmatrix} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta
-    \end{pmatrix}` (the convention of :func:`posenc.relative_position_matrix`, acting on
+    \end{pmatrix}` (the convention of :func:`~posenc.sinusoidal.relative_position_matrix`, acting on
     (sin, cos)) this returns :math:`\theta = \operatorname{atan2}(m_{01}, m_{00})`, so for
     :math:`M_k` the angles are :math:`k\omega_i` reduced modulo :math:`2\pi`. Returns an
     array of length ``d/2``. Raises ``ValueError`` unless ``m`` is square with even size.

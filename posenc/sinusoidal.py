@@ -103,6 +103,103 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     return _correctly_rounded_wavelengths(d_model, base).copy()
 
 
+@lru_cache(maxsize=64)
+def _frequency_pairs(d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    # omega_i as an unevaluated sum hi + lo of two float64 numbers: hi is the correctly
+    # rounded frequency (the one `frequencies` returns), lo the rounding error, so that
+    # hi + lo equals omega_i to about 2^-113 relative.
+    import mpmath
+
+    hi = _correctly_rounded_frequencies(d_model, base)
+    with mpmath.workprec(113):
+        b = mpmath.mpf(base)
+        lo = [
+            float(mpmath.power(b, mpmath.mpf(-2 * i) / d_model) - mpmath.mpf(float(h)))
+            for i, h in enumerate(hi)
+        ]
+    lo = np.array(lo, dtype=np.float64)
+    lo.setflags(write=False)
+    return hi, lo
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Veltkamp splitting: a == big + small exactly, each half with at most 26 significant
+    # bits, so products of halves are exact in float64 (valid for |a| < 2^996).
+    c = a * 134217729.0  # 2^27 + 1
+    big = c - (c - a)
+    return big, a - big
+
+
+def _exact_sincos(p: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""sin and cos of the exact angle :math:`p\,\omega` (``p`` and ``w_*`` broadcast).
+
+    The angle is carried as ``hi + delta``: ``hi = fl(p * w_hi)``, ``delta`` the exact
+    rounding error of that product (Dekker's two-product) plus ``p * w_lo``. Then
+    :math:`\sin(h + \delta) = \sin h \cos\delta + \cos h \sin\delta` (and likewise for cos),
+    each sin/cos one float64 evaluation. The angle is exact to about
+    :math:`|p|\,\omega\,2^{-106}`, so the result is within a few float64 rounding errors
+    of the true value whatever :math:`|p|` (up to :math:`2^{53}`).
+    """
+    p_big, p_small = _split(p)
+    w_big, w_small = _split(w_hi)
+    hi = p * w_hi
+    err = ((p_big * w_big - hi) + p_big * w_small + p_small * w_big) + p_small * w_small
+    delta = err + p * w_lo
+    sh, ch = np.sin(hi), np.cos(hi)
+    sd, cd = np.sin(delta), np.cos(delta)
+    return sh * cd + ch * sd, ch * cd - sh * sd
+
+
+# An integer position p is written p = p0 + j with p0 = _BLOCK * floor(p / _BLOCK) and
+# 0 <= j < _BLOCK. sin/cos of p0*omega and of j*omega are evaluated with _exact_sincos and
+# combined by angle addition: sin(p0 w + j w) = sin(p0 w) cos(j w) + cos(p0 w) sin(j w).
+# The decomposition depends on p alone, so a position gets the same bits from every call
+# (one-shot table, ``out=``, iter_sinusoidal_blocks, arbitrary integer arrays).
+_BLOCK = 256
+# Combined values smaller than this in magnitude are recomputed with _exact_sincos: the
+# angle-addition result has an *absolute* error of a few 2^-53, which near a zero of sin or
+# cos would be several float32 ulps; the direct evaluation keeps the error relative.
+_TINY = 2.0**-20
+# Rows per inner step: about 16K float64 entries per array, so the working set stays in cache.
+_CHUNK_ENTRIES = 1 << 14
+
+
+@lru_cache(maxsize=8)
+def _offset_tables(d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    w_hi, w_lo = _frequency_pairs(d_model, base)
+    s, c = _exact_sincos(np.arange(_BLOCK, dtype=np.float64)[:, None], w_hi[None, :], w_lo[None, :])
+    s.setflags(write=False)
+    c.setflags(write=False)
+    return s, c
+
+
+def _sincos_rows(pos: np.ndarray, d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """(sin, cos) of ``pos[:, None] * omega``, float64, shape ``(pos.size, d_model // 2)``."""
+    w_hi, w_lo = _frequency_pairs(d_model, base)
+    integer = (pos == np.floor(pos)) & (np.abs(pos) <= 2.0**53)
+    if not np.all(integer):
+        s, c = _exact_sincos(pos[:, None], w_hi[None, :], w_lo[None, :])
+        if np.any(integer):
+            rows = np.flatnonzero(integer)
+            s[rows], c[rows] = _sincos_rows(pos[rows], d_model, base)
+        return s, c
+    s_off, c_off = _offset_tables(d_model, base)
+    p0 = np.floor(pos / _BLOCK) * _BLOCK
+    ji = (pos - p0).astype(np.intp)  # exact: integers of magnitude <= 2^53
+    starts = np.unique(p0)
+    s0u, c0u = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
+    k = np.searchsorted(starts, p0)
+    s0, c0, sj, cj = s0u[k], c0u[k], s_off[ji], c_off[ji]
+    s = s0 * cj
+    s += c0 * sj
+    c = c0 * cj
+    c -= s0 * sj
+    scratch = np.empty_like(s)
+    _fix_tiny(s, pos, w_hi, w_lo, True, scratch)
+    _fix_tiny(c, pos, w_hi, w_lo, False, scratch)
+    return s, c
+
+
 def sinusoidal_encoding(
     positions: int | np.ndarray,
     d_model: int,
@@ -110,6 +207,7 @@ def sinusoidal_encoding(
     base: float = 10000.0,
     layout: str = "interleaved",
     dtype: np.dtype | type = np.float64,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""The sinusoidal encoding table, shape ``(L, d_model)``.
 
@@ -119,29 +217,137 @@ def sinusoidal_encoding(
     :math:`\cos(p\,\omega_i)`; with ``layout="split"`` columns ``0..d/2-1`` hold the sines
     and columns ``d/2..d-1`` the cosines.
 
-    The angles :math:`p\,\omega_i` are always formed in float64 from float64 positions
-    (never int32 or float32), and sine and cosine are evaluated in float64; only the final
-    values are rounded to ``dtype``. A float32 table therefore differs from the exact
-    values by the float32 rounding alone (plus the float64 angle error,
-    :math:`\approx |p|\,2^{-53}`, negligible for float32 up to very large positions).
+    ``out``, if given, is a writable array of shape ``(L, d_model)`` and dtype ``dtype``
+    that receives the table and is returned (no other table-sized array is allocated); its
+    contents are identical to the returned table without ``out``.
+    :func:`iter_sinusoidal_blocks` yields the same table in row blocks.
+
+    Accuracy and speed. The angle :math:`p\,\omega_i` is never rounded: positions are
+    float64 (never int32 or float32), :math:`\omega_i` is carried as a sum of two float64
+    numbers and the product :math:`p\,\omega_i` as an exact ``hi + delta`` pair, so every
+    entry is within a few float64 rounding errors (:math:`\lesssim 2^{-51}`) of the exact
+    value at *every* position, instead of the :math:`|p|\,\omega_i\,2^{-53}` of the
+    textbook ``sin(p * w)``. Integer positions :math:`p = p_0 + j`
+    (:math:`p_0` a multiple of 256, :math:`0 \le j < 256`) are combined by angle addition
+    from exact sin/cos of the block starts and offsets, a few multiply-adds per entry
+    instead of a sin and a cos; non-integer positions are evaluated directly. Values are
+    computed in float64 and only the result is rounded to ``dtype``, so a float32 table is
+    the float64 table rounded (within one float32 ulp of the correctly rounded value).
     """
     pos = as_positions(positions)
     d_model = check_even_int(d_model, "d_model")
     base = check_base(base)
     layout = _check_layout(layout)
     dt = check_float_dtype(dtype)
-
-    omega = _correctly_rounded_frequencies(d_model, base)
-    angles = pos[:, None] * omega[None, :]
-    half = d_model // 2
-    out = np.empty((pos.size, d_model), dtype=np.float64)
-    if layout == "interleaved":
-        out[:, 0::2] = np.sin(angles)
-        out[:, 1::2] = np.cos(angles)
+    shape = (pos.size, d_model)
+    if out is None:
+        out = np.empty(shape, dtype=dt)
     else:
-        out[:, :half] = np.sin(angles)
-        out[:, half:] = np.cos(angles)
-    return out.astype(dt, copy=False)
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy array or None, got {type(out).__name__}")
+        if out.shape != shape or out.dtype != dt:
+            raise ValueError(f"out must have shape {shape} and dtype {dt}, got {out.shape} and {out.dtype}")
+        if not out.flags.writeable:
+            raise ValueError("out must be writable")
+    _fill(out, pos, d_model, base, layout)
+    return out
+
+
+def _consecutive(pos: np.ndarray) -> bool:
+    """True if ``pos`` is a run of consecutive integers (the common ``0..L-1`` case)."""
+    first, last = pos[0], pos[-1]
+    return bool(
+        first == np.floor(first)
+        and max(abs(first), abs(last)) <= 2.0**53
+        and last - first == pos.size - 1
+        and (pos.size < 2 or np.all(np.diff(pos) == 1.0))
+    )
+
+
+def _fix_tiny(vals: np.ndarray, pos: np.ndarray, w_hi, w_lo, want_sin: bool, scratch: np.ndarray) -> None:
+    np.abs(vals, out=scratch)
+    if scratch.min() < _TINY:
+        rows, cols = np.nonzero(scratch < _TINY)
+        exact_s, exact_c = _exact_sincos(pos[rows], w_hi[cols], w_lo[cols])
+        vals[rows, cols] = exact_s if want_sin else exact_c
+
+
+def _fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: str) -> None:
+    half = d_model // 2
+    if layout == "interleaved":
+        sin_cols, cos_cols = out[:, 0::2], out[:, 1::2]
+    else:
+        sin_cols, cos_cols = out[:, :half], out[:, half:]
+    if not _consecutive(pos):
+        step = max(1, _CHUNK_ENTRIES // half)
+        for a in range(0, pos.size, step):
+            b = min(pos.size, a + step)
+            s, c = _sincos_rows(pos[a:b], d_model, base)
+            sin_cols[a:b] = s
+            cos_cols[a:b] = c
+        return
+    # Fast path, positions first, first+1, ...: the same arithmetic as _sincos_rows (so
+    # the same bits), without gathers, written in place in cache-sized row steps.
+    w_hi, w_lo = _frequency_pairs(d_model, base)
+    s_off, c_off = _offset_tables(d_model, base)
+    first_start = np.floor(pos[0] / _BLOCK) * _BLOCK
+    starts = np.arange(first_start, pos[-1] + 1, _BLOCK, dtype=np.float64)
+    s0_all, c0_all = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
+    step = max(1, min(_BLOCK, _CHUNK_ENTRIES // half))
+    # contiguous float64 scratch rows (measured faster than ufuncs writing strided columns)
+    t1, t2, t3, t4 = (np.empty((step, half)) for _ in range(4))
+    offset = int(pos[0] - first_start)  # row r has block k = (offset + r) // B, j = (offset + r) % B
+    a = 0
+    n = pos.size
+    while a < n:
+        k, j0 = divmod(offset + a, _BLOCK)
+        b = min(n, a + step, a + _BLOCK - j0)
+        m = b - a
+        s0, c0 = s0_all[k : k + 1], c0_all[k : k + 1]
+        sj, cj = s_off[j0 : j0 + m], c_off[j0 : j0 + m]
+        sv, cv = t3[:m], t4[:m]
+        tmp = t1[:m]
+        np.multiply(s0, cj, out=sv)
+        np.multiply(c0, sj, out=tmp)
+        np.add(sv, tmp, out=sv)
+        np.multiply(c0, cj, out=cv)
+        np.multiply(s0, sj, out=tmp)
+        np.subtract(cv, tmp, out=cv)
+        rows = pos[a:b]
+        _fix_tiny(sv, rows, w_hi, w_lo, True, t2[:m])
+        _fix_tiny(cv, rows, w_hi, w_lo, False, t2[:m])
+        sin_cols[a:b] = sv
+        cos_cols[a:b] = cv
+        a = b
+
+
+def iter_sinusoidal_blocks(
+    positions: int | np.ndarray,
+    d_model: int,
+    *,
+    block: int = 4096,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    dtype: np.dtype | type = np.float64,
+):
+    """Yield ``(start, table_rows)`` for consecutive row blocks of the sinusoidal table.
+
+    ``table_rows`` is ``sinusoidal_encoding(positions, ...)[start : start + block]``
+    (bit for bit), computed without forming the whole table, so tables larger than
+    memory can be streamed (e.g. L = 2^20, d_model = 1024 in float64 is 8 GiB).
+    Each yielded array is new; consume or copy it before the next step.
+    """
+    pos = as_positions(positions)
+    d_model = check_even_int(d_model, "d_model")
+    base = check_base(base)
+    layout = _check_layout(layout)
+    dt = check_float_dtype(dtype)
+    block = check_positive_int(block, "block")
+    for a in range(0, pos.size, block):
+        rows = pos[a : a + block]
+        buf = np.empty((rows.size, d_model), dtype=dt)
+        _fill(buf, rows, d_model, base, layout)
+        yield a, buf
 
 
 def interleaved_to_split(d_model: int) -> np.ndarray:

@@ -11,6 +11,7 @@ mkdir -p "$tmp/chapters"
 cp "$root/_config.yml" "$root/references.bib" "$tmp/"
 cp -r "$root/_ext" "$root/_static" "$tmp/"
 cp "$root/$chapter" "$tmp/chapters/"
+if [ -d "$root/chapters/data" ]; then cp -r "$root/chapters/data" "$tmp/chapters/"; fi
 printf '# Preview\n\n```{bibliography}\n:all:\n```\n' > "$tmp/intro.md"
 printf 'format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n' "$name" > "$tmp/_toc.yml"
 "$root/.venv/bin/jupyter-book" build "$tmp" -W -n --keep-going >"$tmp/build.log" 2>&1 || {

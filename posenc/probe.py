@@ -1,0 +1,319 @@
+r"""A one-layer attention probe for comparing positional encodings on a copy task.
+
+The task: a sequence of random tokens :math:`x_0, \dots, x_{L-1}` from a vocabulary of
+size :math:`V`; at every position :math:`i \ge k` the layer must output the token
+:math:`x_{i-k}` that sits ``offset`` :math:`= k` steps back. It is solvable by relative
+position alone, which makes it a clean test of how an encoding behaves past the training
+length.
+
+The probe is a single causal attention head whose values are the one-hot tokens
+:math:`Y_j = e_{x_j}`. Its scores are a content term plus a position term,
+
+.. math:: S_{ij} = C_{x_i x_j} + P_{ij}, \qquad j \le i,
+
+with a learned :math:`V \times V` matrix :math:`C` (the product :math:`W_Q W_K^\top`
+restricted to one-hot tokens) and :math:`P` built from one encoding:
+
+* ``"sinusoidal"``: :math:`P_{ij} = p_i^\top A\, p_j`, :math:`p` the fixed sinusoidal
+  table, :math:`A` a learned :math:`d \times d` matrix;
+* ``"learned"``: :math:`P_{ij} = u_i^\top v_j` with two learned tables
+  :math:`U, V \in \mathbb{R}^{L_{max} \times d}`; positions :math:`\ge L_{max}` have no row;
+* ``"rope"``: :math:`P_{ij} = (R_i a)^\top (R_j b) = a^\top R_{j-i} b` with learned
+  vectors :math:`a, b \in \mathbb{R}^d` rotated by :func:`~posenc.rope.apply_rope`;
+* ``"t5"``: :math:`P_{ij} = \beta_{\mathrm{bucket}(j-i)}`, one learned scalar per
+  unidirectional T5 bucket (:func:`~posenc.relative.t5_relative_position_bucket`);
+* ``"alibi"``: :math:`P_{ij} = -m\,(i - j)` with a fixed slope :math:`m`; nothing
+  positional is learned.
+
+The output at :math:`i` is :math:`o_i = \sum_j w_{ij} Y_j` with
+:math:`w_i = \mathrm{softmax}(S_{i,:})`, the prediction is :math:`\arg\max o_i`, and the
+training loss is the mean of :math:`-\ln o_i[x_{i-k}]` over the positions
+:math:`i \ge k`. Its gradient with respect to the scores is
+:math:`\partial \ell / \partial S_{ij} = w_{ij}(g_{ij} - \sum_l w_{il} g_{il})` with
+:math:`g_{ij} = -[x_j = x_{i-k}] / o_i[x_{i-k}]`; :func:`fit_probe` backpropagates it to
+the parameters by hand and takes Adam steps.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._validation import check_array, check_even_int, check_finite_real, check_positive_int
+from .relative import t5_relative_position_bucket
+from .rope import apply_rope
+from .sinusoidal import sinusoidal_encoding
+
+METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")
+
+
+def _check_method(method: object) -> str:
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, one of {METHODS}, got {method!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return method
+
+
+def _check_nonneg_int(value: object, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a non-negative integer, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return int(value)
+
+
+def copy_task(n_seq: int, length: int, vocab: int, *, seed: int = 0) -> np.ndarray:
+    """Random tokens of shape ``(n_seq, length)``, uniform on ``0 .. vocab-1``, seeded.
+
+    The targets of the task are the same array shifted by ``offset``: see :func:`copy_targets`.
+    """
+    n_seq = check_positive_int(n_seq, "n_seq")
+    length = check_positive_int(length, "length")
+    vocab = check_positive_int(vocab, "vocab")
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, vocab, size=(n_seq, length))
+
+
+def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
+    """Targets ``t[:, i] = tokens[:, i - offset]`` for ``i >= offset`` and ``-1`` (no target) before."""
+    tokens = _check_tokens(tokens)
+    offset = _check_nonneg_int(offset, "offset")
+    t = np.full(tokens.shape, -1, dtype=np.int64)
+    if offset < tokens.shape[1]:
+        t[:, offset:] = tokens[:, : tokens.shape[1] - offset]
+    return t
+
+
+def _check_tokens(tokens: object) -> np.ndarray:
+    arr = check_array(tokens, "tokens", ndim=2)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"tokens must be an integer array, got dtype {arr.dtype}")
+    if arr.size and arr.min() < 0:
+        raise ValueError("tokens must be non-negative token ids")
+    return arr.astype(np.int64)
+
+
+class AttentionProbe:
+    r"""One causal attention head whose scores are :math:`C_{x_i x_j} + P_{ij}`.
+
+    Parameters
+    ----------
+    method
+        One of ``"sinusoidal"``, ``"learned"``, ``"rope"``, ``"t5"``, ``"alibi"``; see the
+        module docstring for the position term :math:`P` of each.
+    max_len
+        Longest sequence of the *learned* table (ignored by the other methods).
+    d
+        Width of the position vectors (even; for ``"t5"`` and ``"alibi"`` unused).
+    vocab
+        Vocabulary size :math:`V`.
+    seed
+        Seed of the initial parameters (small normal entries where a zero start would
+        have zero gradient, zeros elsewhere).
+    slope
+        ALiBi's fixed slope :math:`m`.
+    num_buckets, max_distance
+        T5 bucketing (unidirectional, as in T5's decoder).
+    """
+
+    def __init__(
+        self,
+        method: str,
+        *,
+        max_len: int = 32,
+        d: int = 32,
+        vocab: int = 16,
+        seed: int = 0,
+        slope: float = 0.5,
+        num_buckets: int = 32,
+        max_distance: int = 128,
+    ) -> None:
+        self.method = _check_method(method)
+        self.max_len = check_positive_int(max_len, "max_len")
+        self.d = check_even_int(d, "d")
+        self.vocab = check_positive_int(vocab, "vocab")
+        self.slope = check_finite_real(slope, "slope")
+        self.num_buckets = check_positive_int(num_buckets, "num_buckets")
+        self.max_distance = check_positive_int(max_distance, "max_distance")
+        rng = np.random.default_rng(seed)
+        self.params: dict[str, np.ndarray] = {"C": np.zeros((self.vocab, self.vocab))}
+        if method == "sinusoidal":
+            self.params["A"] = np.zeros((self.d, self.d))
+        elif method == "learned":
+            self.params["U"] = rng.normal(0.0, 0.1, size=(self.max_len, self.d))
+            self.params["V"] = rng.normal(0.0, 0.1, size=(self.max_len, self.d))
+        elif method == "rope":
+            self.params["a"] = rng.normal(0.0, 0.1, size=self.d)
+            self.params["b"] = rng.normal(0.0, 0.1, size=self.d)
+        elif method == "t5":
+            self.params["beta"] = np.zeros(self.num_buckets)
+
+    @property
+    def num_position_parameters(self) -> int:
+        """Number of learned scalars in the position term (everything except ``C``)."""
+        return int(sum(v.size for k, v in self.params.items() if k != "C"))
+
+    def _buckets(self, length: int) -> np.ndarray:
+        i = np.arange(length)
+        rel = i[None, :] - i[:, None]  # key - query
+        return t5_relative_position_bucket(
+            rel, bidirectional=False, num_buckets=self.num_buckets, max_distance=self.max_distance
+        )
+
+    def position_scores(self, length: int) -> np.ndarray:
+        """The position term :math:`P` of shape ``(length, length)`` (before the causal mask).
+
+        Raises ``ValueError`` for the learned table when ``length > max_len``.
+        """
+        length = check_positive_int(length, "length")
+        p = self.params
+        if self.method == "sinusoidal":
+            pe = sinusoidal_encoding(length, self.d)
+            return pe @ p["A"] @ pe.T
+        if self.method == "learned":
+            if length > self.max_len:
+                raise ValueError(
+                    f"length {length} exceeds max_len={self.max_len}: the learned tables have no rows "
+                    "for those positions"
+                )
+            return p["U"][:length] @ p["V"][:length].T
+        if self.method == "rope":
+            qa = apply_rope(np.broadcast_to(p["a"], (length, self.d)))
+            kb = apply_rope(np.broadcast_to(p["b"], (length, self.d)))
+            return qa @ kb.T
+        if self.method == "t5":
+            return p["beta"][self._buckets(length)]
+        i = np.arange(length, dtype=np.float64)
+        return -self.slope * (i[:, None] - i[None, :])
+
+    def weights(self, tokens: np.ndarray) -> np.ndarray:
+        """Causal attention weights ``(n_seq, L, L)`` for integer ``tokens`` ``(n_seq, L)``."""
+        tokens = _check_tokens(tokens)
+        if tokens.max(initial=0) >= self.vocab:
+            raise ValueError(f"tokens must be < vocab={self.vocab}")
+        length = tokens.shape[1]
+        scores = self.params["C"][tokens[:, :, None], tokens[:, None, :]] + self.position_scores(length)
+        mask = np.tril(np.ones((length, length), dtype=bool))
+        scores = np.where(mask, scores, -np.inf)
+        scores = scores - scores.max(axis=-1, keepdims=True)
+        e = np.exp(scores)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def predict(self, tokens: np.ndarray) -> np.ndarray:
+        """Predicted token ``argmax_v sum_j w_ij [x_j = v]`` at every position, ``(n_seq, L)``."""
+        tokens = _check_tokens(tokens)
+        w = self.weights(tokens)
+        onehot = np.eye(self.vocab)[tokens]
+        return np.argmax(w @ onehot, axis=-1)
+
+    def loss_and_grads(self, tokens: np.ndarray, offset: int) -> tuple[float, dict[str, np.ndarray]]:
+        r"""Mean cross-entropy :math:`-\ln o_i[x_{i-k}]` over ``i >= offset`` and its gradients."""
+        tokens = _check_tokens(tokens)
+        offset = _check_nonneg_int(offset, "offset")
+        n, length = tokens.shape
+        if offset >= length:
+            raise ValueError(f"offset must be smaller than the sequence length {length}, got {offset}")
+        w = self.weights(tokens)
+        targets = copy_targets(tokens, offset)
+        valid = targets >= 0
+        G = (tokens[:, None, :] == targets[:, :, None]) & valid[:, :, None]  # [x_j = t_i]
+        o = np.sum(w * G, axis=-1)  # o_i[t_i]
+        o_safe = np.where(valid, np.maximum(o, 1e-300), 1.0)
+        count = int(valid.sum())
+        loss = float(-np.sum(np.log(o_safe)[valid]) / count)
+        g = -G.astype(np.float64) / o_safe[:, :, None] / count
+        dS = w * (g - np.sum(w * g, axis=-1, keepdims=True))
+        grads: dict[str, np.ndarray] = {}
+        flat = (tokens[:, :, None] * self.vocab + tokens[:, None, :]).ravel()
+        grads["C"] = np.bincount(flat, weights=dS.ravel(), minlength=self.vocab**2).reshape(self.vocab, -1)
+        dP = dS.sum(axis=0)
+        p = self.params
+        if self.method == "sinusoidal":
+            pe = sinusoidal_encoding(length, self.d)
+            grads["A"] = pe.T @ dP @ pe
+        elif self.method == "learned":
+            U, V = p["U"][:length], p["V"][:length]
+            grads["U"] = np.zeros_like(p["U"])
+            grads["V"] = np.zeros_like(p["V"])
+            grads["U"][:length] = dP @ V
+            grads["V"][:length] = dP.T @ U
+        elif self.method == "rope":
+            qa = apply_rope(np.broadcast_to(p["a"], (length, self.d)))
+            kb = apply_rope(np.broadcast_to(p["b"], (length, self.d)))
+            back = -np.arange(length, dtype=np.float64)  # R_i^T = R_{-i}
+            grads["a"] = apply_rope(dP @ kb, back).sum(axis=0)
+            grads["b"] = apply_rope(dP.T @ qa, back).sum(axis=0)
+        elif self.method == "t5":
+            grads["beta"] = np.bincount(
+                self._buckets(length).ravel(), weights=dP.ravel(), minlength=self.num_buckets
+            )
+        return loss, grads
+
+
+def fit_probe(
+    method: str,
+    *,
+    train_len: int = 32,
+    offset: int = 1,
+    steps: int = 300,
+    lr: float = 0.05,
+    batch: int = 32,
+    d: int = 32,
+    vocab: int = 16,
+    seed: int = 0,
+    slope: float = 0.5,
+) -> tuple[AttentionProbe, np.ndarray]:
+    r"""Train an :class:`AttentionProbe` on the copy task at length ``train_len`` with Adam.
+
+    Every step draws a fresh batch of ``batch`` sequences (seeded), computes the loss and
+    gradients of :meth:`AttentionProbe.loss_and_grads` and updates every parameter with
+    Adam (:math:`\beta_1 = 0.9`, :math:`\beta_2 = 0.999`, :math:`\epsilon = 10^{-8}`).
+    Returns the probe and the loss before each step (shape ``(steps,)``).
+    """
+    train_len = check_positive_int(train_len, "train_len")
+    offset = _check_nonneg_int(offset, "offset")
+    if offset >= train_len:
+        raise ValueError(f"offset must be smaller than train_len={train_len}, got {offset}")
+    steps = check_positive_int(steps, "steps")
+    batch = check_positive_int(batch, "batch")
+    lr = check_finite_real(lr, "lr")
+    if lr <= 0:
+        raise ValueError(f"lr must be positive, got {lr}")
+    probe = AttentionProbe(method, max_len=train_len, d=d, vocab=vocab, seed=seed, slope=slope)
+    rng = np.random.default_rng(seed + 1)
+    m = {k: np.zeros_like(v) for k, v in probe.params.items()}
+    s = {k: np.zeros_like(v) for k, v in probe.params.items()}
+    losses = np.empty(steps)
+    for t in range(1, steps + 1):
+        tokens = rng.integers(0, vocab, size=(batch, train_len))
+        loss, grads = probe.loss_and_grads(tokens, offset)
+        losses[t - 1] = loss
+        for k, g in grads.items():
+            m[k] = 0.9 * m[k] + 0.1 * g
+            s[k] = 0.999 * s[k] + 0.001 * g * g
+            m_hat = m[k] / (1 - 0.9**t)
+            s_hat = s[k] / (1 - 0.999**t)
+            probe.params[k] = probe.params[k] - lr * m_hat / (np.sqrt(s_hat) + 1e-8)
+    return probe, losses
+
+
+def probe_accuracy(
+    probe: AttentionProbe, length: int, offset: int, *, n_seq: int = 64, seed: int = 12345
+) -> float:
+    """Fraction of positions ``i >= offset`` (over ``n_seq`` fresh sequences) predicted correctly."""
+    if not isinstance(probe, AttentionProbe):
+        raise TypeError(f"probe must be an AttentionProbe, got {type(probe).__name__}")
+    length = check_positive_int(length, "length")
+    offset = _check_nonneg_int(offset, "offset")
+    if offset >= length:
+        raise ValueError(f"offset must be smaller than length={length}, got {offset}")
+    tokens = copy_task(n_seq, length, probe.vocab, seed=seed)
+    pred = probe.predict(tokens)
+    targets = copy_targets(tokens, offset)
+    valid = targets >= 0
+    return float(np.mean(pred[valid] == targets[valid]))
+
+
+__all__ = ["METHODS", "AttentionProbe", "copy_targets", "copy_task", "fit_probe", "probe_accuracy"]

@@ -1,0 +1,169 @@
+"""Tests of posenc.probe: the one-layer attention probe of chapter 12.
+
+Expected values are written out by hand (targets, ALiBi and T5 position terms), computed
+with math.cos / complex arithmetic independently of posenc (sinusoidal and RoPE position
+terms), or obtained by central finite differences of the loss (the hand-written gradients).
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+
+import numpy as np
+import pytest
+
+from posenc.probe import METHODS, AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
+
+
+def test_copy_targets_by_hand() -> None:
+    tokens = np.array([[5, 1, 4, 2, 2]])
+    np.testing.assert_array_equal(copy_targets(tokens, 1), [[-1, 5, 1, 4, 2]])
+    np.testing.assert_array_equal(copy_targets(tokens, 3), [[-1, -1, -1, 5, 1]])
+    np.testing.assert_array_equal(copy_targets(tokens, 0), tokens)
+    np.testing.assert_array_equal(copy_targets(tokens, 7), [[-1] * 5])
+
+
+def test_copy_task_is_seeded_and_in_range() -> None:
+    a, b = copy_task(4, 10, 7, seed=3), copy_task(4, 10, 7, seed=3)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (4, 10) and a.min() >= 0 and a.max() <= 6
+
+
+def test_alibi_position_term_by_hand() -> None:
+    probe = AttentionProbe("alibi", slope=0.25)
+    want = np.array([[0.0, 0.25, 0.5], [-0.25, 0.0, 0.25], [-0.5, -0.25, 0.0]])
+    np.testing.assert_array_equal(probe.position_scores(3), want)
+    assert probe.num_position_parameters == 0
+
+
+def test_t5_position_term_exact_buckets() -> None:
+    # unidirectional, 32 buckets: distances 0..15 are their own bucket; keys after the query share bucket 0
+    probe = AttentionProbe("t5")
+    probe.params["beta"] = np.arange(32, dtype=np.float64) * 10.0
+    P = probe.position_scores(6)
+    for i in range(6):
+        for j in range(6):
+            assert P[i, j] == 10.0 * max(i - j, 0)
+    assert probe.num_position_parameters == 32
+
+
+def test_sinusoidal_position_term_identity_is_cosine_sum() -> None:
+    d = 8
+    probe = AttentionProbe("sinusoidal", d=d)
+    probe.params["A"] = np.eye(d)
+    P = probe.position_scores(5)
+    for i in range(5):
+        for j in range(5):
+            want = sum(math.cos((i - j) * 10000.0 ** (-2 * k / d)) for k in range(d // 2))
+            assert P[i, j] == pytest.approx(want, abs=1e-12)
+    assert probe.num_position_parameters == d * d
+
+
+def test_rope_position_term_complex_form() -> None:
+    d = 6
+    probe = AttentionProbe("rope", d=d, seed=4)
+    a, b = probe.params["a"], probe.params["b"]
+    P = probe.position_scores(7)
+    for i in range(7):
+        for j in range(7):
+            want = 0.0
+            for k in range(d // 2):
+                theta = 10000.0 ** (-2 * k / d)
+                za = complex(a[2 * k], a[2 * k + 1]) * cmath.exp(1j * i * theta)
+                zb = complex(b[2 * k], b[2 * k + 1]) * cmath.exp(1j * j * theta)
+                want += (za.conjugate() * zb).real
+            assert P[i, j] == pytest.approx(want, abs=1e-12)
+
+
+def test_learned_has_no_rows_beyond_max_len() -> None:
+    probe = AttentionProbe("learned", max_len=8, d=4)
+    assert probe.position_scores(8).shape == (8, 8)
+    assert probe.num_position_parameters == 2 * 8 * 4
+    with pytest.raises(ValueError, match="max_len"):
+        probe.position_scores(9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_weights_are_causal_distributions(method: str) -> None:
+    probe = AttentionProbe(method, max_len=12, d=4, vocab=5, seed=1)
+    probe.params["C"] = np.random.default_rng(0).normal(size=(5, 5))
+    w = probe.weights(copy_task(3, 12, 5, seed=2))
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    assert np.all(w[:, np.triu_indices(12, 1)[0], np.triu_indices(12, 1)[1]] == 0.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_gradients_match_finite_differences(method: str) -> None:
+    rng = np.random.default_rng(7)
+    probe = AttentionProbe(method, max_len=9, d=4, vocab=4, seed=3, num_buckets=8, max_distance=6)
+    for key in probe.params:
+        probe.params[key] = rng.normal(0.0, 0.5, size=probe.params[key].shape)
+    tokens = copy_task(3, 9, 4, seed=5)
+    _, grads = probe.loss_and_grads(tokens, 2)
+    h = 1e-6
+    for key, value in probe.params.items():
+        for idx in np.ndindex(value.shape):
+            old = value[idx]
+            value[idx] = old + h
+            up, _ = probe.loss_and_grads(tokens, 2)
+            value[idx] = old - h
+            down, _ = probe.loss_and_grads(tokens, 2)
+            value[idx] = old
+            assert grads[key][idx] == pytest.approx((up - down) / (2 * h), abs=1e-7)
+
+
+def test_uniform_attention_loss_is_log_of_inverse_share() -> None:
+    # zero content and position terms (t5 starts at zero): query i attends uniformly to i+1 keys,
+    # so o_i[target] = (number of keys j <= i holding the target) / (i + 1)
+    probe = AttentionProbe("t5", vocab=3)
+    tokens = np.array([[0, 1, 0, 2]])
+    loss, _ = probe.loss_and_grads(tokens, 1)
+    shares = [1 / 2, 1 / 3, 2 / 4]  # targets 0, 1, 0 at i = 1, 2, 3, held by 1, 1, 2 of the keys
+    assert loss == pytest.approx(-sum(math.log(s) for s in shares) / 3, rel=1e-12)
+
+
+def test_fit_is_deterministic_and_learns_the_task_in_range() -> None:
+    p1, l1 = fit_probe("t5", train_len=16, steps=60, lr=0.1)
+    p2, l2 = fit_probe("t5", train_len=16, steps=60, lr=0.1)
+    np.testing.assert_array_equal(l1, l2)
+    np.testing.assert_array_equal(p1.params["beta"], p2.params["beta"])
+    assert l1[-1] < 0.1 * l1[0]
+    assert probe_accuracy(p1, 16, 1) == 1.0
+
+
+def test_alibi_cannot_look_three_back() -> None:
+    # ALiBi's bias decreases with distance; with random content the weights favour nearer keys, so a
+    # target three steps back is found no more often than chance allows (vocab 16: a few percent).
+    probe, _ = fit_probe("alibi", train_len=16, offset=3, steps=60, lr=0.1)
+    assert probe_accuracy(probe, 16, 3) < 0.3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc"),
+    [
+        ({"method": "cosine"}, ValueError),
+        ({"method": 3}, TypeError),
+        ({"method": "rope", "d": 5}, ValueError),
+        ({"method": "rope", "vocab": 0}, ValueError),
+        ({"method": "alibi", "slope": float("nan")}, ValueError),
+    ],
+)
+def test_constructor_rejects_bad_arguments(kwargs: dict, exc: type) -> None:
+    method = kwargs.pop("method")
+    with pytest.raises(exc):
+        AttentionProbe(method, **kwargs)
+
+
+def test_bad_calls_name_the_argument() -> None:
+    probe = AttentionProbe("alibi", vocab=4)
+    with pytest.raises(ValueError, match="offset"):
+        probe.loss_and_grads(np.zeros((1, 3), dtype=int), 3)
+    with pytest.raises(TypeError, match="tokens"):
+        probe.weights(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="vocab"):
+        probe.weights(np.array([[0, 4]]))
+    with pytest.raises(ValueError, match="offset"):
+        fit_probe("alibi", train_len=4, offset=4)
+    with pytest.raises(TypeError, match="probe"):
+        probe_accuracy("alibi", 8, 1)  # type: ignore[arg-type]

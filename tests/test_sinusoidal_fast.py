@@ -1,0 +1,152 @@
+"""Tests of the fast sinusoidal table: ``out=``, :func:`iter_sinusoidal_blocks`, accuracy.
+
+Expected values are independent of posenc: mpmath at 256 bits (tests/conftest.py) and the
+straightforward ``sin(p * w)`` formula written out here in numpy.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from conftest import EPS, mp_omegas, mp_table
+from hypothesis import given
+from hypothesis import strategies as st
+
+import posenc
+from posenc.sinusoidal import iter_sinusoidal_blocks
+
+
+def straightforward(positions, d_model, base=10000.0):
+    """The textbook table: float64 angles p * w, then sin and cos of every entry."""
+    with mpmath.workprec(113):
+        w = np.array([float(v) for v in mp_omegas(d_model, base)])
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * w[None, :]
+    out = np.empty((ang.shape[0], d_model))
+    out[:, 0::2], out[:, 1::2] = np.sin(ang), np.cos(ang)
+    return out
+
+
+def mp_errors(table, positions, d_model):
+    exact = mp_table(positions, d_model)
+    return np.array(
+        [
+            [abs(float(mpmath.mpf(float(g)) - e)) for g, e in zip(row, ex, strict=True)]
+            for row, ex in zip(table, exact, strict=True)
+        ]
+    )
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_out_buffer_identical_and_returned(layout, dtype):
+    L, d = 1000, 48
+    expected = posenc.sinusoidal_encoding(L, d, layout=layout, dtype=dtype)
+    buf = np.full((L, d), 7.0, dtype=dtype)
+    got = posenc.sinusoidal_encoding(L, d, layout=layout, dtype=dtype, out=buf)
+    assert got is buf
+    np.testing.assert_array_equal(buf, expected)
+
+
+def test_out_buffer_validation():
+    with pytest.raises(ValueError, match="out"):
+        posenc.sinusoidal_encoding(10, 8, out=np.empty((10, 6)))
+    with pytest.raises(ValueError, match="out"):
+        posenc.sinusoidal_encoding(10, 8, out=np.empty((10, 8), dtype=np.float32))
+    with pytest.raises(TypeError, match="out"):
+        posenc.sinusoidal_encoding(10, 8, out=[[0.0] * 8] * 10)
+    ro = np.empty((10, 8))
+    ro.setflags(write=False)
+    with pytest.raises(ValueError, match="writable"):
+        posenc.sinusoidal_encoding(10, 8, out=ro)
+
+
+@pytest.mark.parametrize("block", [1, 7, 256, 300, 5000])
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+def test_blocks_identical_to_one_shot(block, layout):
+    positions = np.arange(-700, 1900)
+    whole = posenc.sinusoidal_encoding(positions, 32, layout=layout, dtype=np.float32)
+    starts, parts = [], []
+    for start, rows in iter_sinusoidal_blocks(positions, 32, block=block, layout=layout, dtype=np.float32):
+        starts.append(start)
+        parts.append(rows)
+        assert rows.dtype == np.float32 and rows.shape[1] == 32
+    assert starts == list(range(0, positions.size, block))
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+def test_blocks_validation():
+    with pytest.raises(ValueError, match="block"):
+        next(iter_sinusoidal_blocks(10, 8, block=0))
+    with pytest.raises(ValueError, match="d_model"):
+        next(iter_sinusoidal_blocks(10, 7))
+
+
+@given(
+    start=st.integers(-(2**40), 2**40),
+    length=st.integers(1, 600),
+    d_model=st.sampled_from([2, 4, 6, 16, 64]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_same_bits_for_a_position_whatever_the_call(start, length, d_model, seed):
+    # A consecutive run, the same positions shuffled, and one row at a time agree exactly.
+    positions = np.arange(start, start + length, dtype=np.int64)
+    run = posenc.sinusoidal_encoding(positions, d_model)
+    perm = np.random.default_rng(seed).permutation(length)
+    np.testing.assert_array_equal(posenc.sinusoidal_encoding(positions[perm], d_model), run[perm])
+    r = int(perm[0])
+    np.testing.assert_array_equal(posenc.sinusoidal_encoding([int(positions[r])], d_model)[0], run[r])
+
+
+def test_more_accurate_than_straightforward_at_large_positions():
+    # Sampled rows of an L = 65536 table (and beyond): the textbook version's error grows
+    # like |p| w 2^-53; posenc's stays at a few float64 rounding errors.
+    d = 64
+    positions = [0, 1, 255, 256, 257, 4095, 65535, 2**20 - 1, 2**20, 2**24 + 3, 2**30 + 12345]
+    fast = posenc.sinusoidal_encoding(np.array(positions), d)
+    err_fast = mp_errors(fast, positions, d)
+    err_naive = mp_errors(straightforward(positions, d), positions, d)
+    assert err_fast.max() <= 4 * EPS
+    assert err_naive.max() > 100 * err_fast.max()
+    # and no worse than the textbook table at small positions either
+    small = list(range(0, 40))
+    assert mp_errors(posenc.sinusoidal_encoding(40, d), small, d).max() <= max(
+        4 * EPS, mp_errors(straightforward(small, d), small, d).max()
+    )
+
+
+def _within_one_ulp32(got: np.ndarray, exact_rows) -> None:
+    for g_row, e_row in zip(got, exact_rows, strict=True):
+        for g, e in zip(g_row, e_row, strict=True):
+            cr = np.float32(float(e))  # float64 nearest, then float32: ties aside, the float32 nearest
+            with mpmath.workprec(256):
+                # correctly rounded float32 of e, from its two float32 neighbours
+                lo = np.float32(cr) if mpmath.mpf(float(cr)) <= e else np.nextafter(cr, np.float32(-2))
+                hi = np.nextafter(lo, np.float32(2))
+                cr = lo if abs(mpmath.mpf(float(lo)) - e) <= abs(mpmath.mpf(float(hi)) - e) else hi
+            assert g in (cr, np.nextafter(cr, np.float32(-2)), np.nextafter(cr, np.float32(2))), (g, cr)
+
+
+def test_float32_within_one_ulp_up_to_2_20():
+    d = 64
+    rng = np.random.default_rng(3)
+    positions = np.unique(np.concatenate([np.arange(2**20 - 40, 2**20 + 1), rng.integers(0, 2**20, 40)]))
+    got = posenc.sinusoidal_encoding(positions, d, dtype=np.float32)
+    _within_one_ulp32(got, mp_table(positions.tolist(), d))
+
+
+def test_float32_small_values_keep_relative_accuracy():
+    # Near a zero of sin or cos the float32 ulp is tiny; find such entries below 2^20 and
+    # check them (they take the direct path, so their error is relative, not absolute).
+    d = 1024
+    w = np.array([float(v) for v in mp_omegas(d)])
+    positions = np.arange(2**20 - 4096, 2**20)
+    ang = positions[:, None] * w[None, :]
+    near = np.abs(np.sin(ang)) < 2.0**-16
+    rows, cols = np.nonzero(near)
+    assert rows.size > 0
+    got = posenc.sinusoidal_encoding(positions, d, dtype=np.float32)
+    pos_sel = positions[rows[:40]].tolist()
+    exact = mp_table(pos_sel, d)
+    for k, (r, c) in enumerate(zip(rows[:40], cols[:40], strict=True)):
+        _within_one_ulp32(got[r : r + 1, 2 * c : 2 * c + 1], [[exact[k][2 * c]]])
