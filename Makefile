@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test test-unit test-notebooks test-build test-browser lint notebooks clean env bench student
+.PHONY: book test test-unit test-notebooks test-build test-browser test-student student bench lint notebooks clean env
 
 env: $(STAMP)
 
@@ -27,8 +27,9 @@ book: $(STAMP)
 	@echo "open _build/html/index.html"
 
 ## test: lint, unit + property tests, nbval (strict) over every chapter, a
-## warnings-as-errors build of the book, and the built site in headless Chromium
-test: $(STAMP) lint test-unit test-notebooks test-build test-browser
+## warnings-as-errors build of the book, the built site in headless Chromium, and the
+## student edition (built, then searched for any trace of a solution)
+test: $(STAMP) lint test-unit test-notebooks test-build test-browser test-student
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests --ignore=tests/browser
@@ -42,6 +43,10 @@ test-build: $(STAMP)
 # Skips, and says so, on a machine without Debian's chromium and chromium-driver.
 test-browser: $(STAMP)
 	$(BIN)/pytest tests/browser -rs
+
+test-student: student
+	test -d _build/student/html
+	$(BIN)/pytest tests/test_student_edition.py -rs -k built_student_site
 
 lint: $(STAMP)
 	$(BIN)/ruff check posenc tests scripts _ext
