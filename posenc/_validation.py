@@ -53,6 +53,14 @@ def check_finite_real(value: object, name: str) -> float:
     return value
 
 
+def check_positive_real(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number greater than 0."""
+    value = check_finite_real(value, name)
+    if value <= 0.0:
+        raise ValueError(f"{name} must be a finite positive number, got {value}")
+    return value
+
+
 def as_positions(positions: object, name: str = "positions") -> np.ndarray:
     """Turn ``positions`` into a 1-D float64 array of finite positions.
 

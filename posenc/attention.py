@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_array
+from ._validation import check_array, check_positive_real
 
 
 def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -171,9 +171,7 @@ def taylor_terms(
     p = check_array(p, "p", ndim=2).astype(np.float64)
     if p.shape != x.shape:
         raise ValueError(f"p must have the shape of x {x.shape}, got {p.shape}")
-    step = float(step)
-    if not np.isfinite(step) or step <= 0:
-        raise ValueError(f"step must be a positive finite number, got {step}")
+    step = check_positive_real(step, "step")
     f0 = float(f(x))
 
     def d1_d2(direction: np.ndarray) -> tuple[float, float]:

@@ -154,41 +154,20 @@ def run(quick: bool = False, log=print) -> dict:
     for length, d in sizes:
         size = f"L={length}, d={d}"
         sample = _sample_positions(length)
-        err0 = _mp_max_error(straightforward_table(length, d)[sample], sample, d)
-        base_t = record(
-            "sinusoidal",
-            "straightforward float64",
-            size,
-            lambda length=length, d=d: straightforward_table(length, d),
-            error=err0,
-        )
-        err = _mp_max_error(float32_formula_table(length, d)[sample], sample, d)
-        record(
-            "sinusoidal",
-            "float32 formula",
-            size,
-            lambda length=length, d=d: float32_formula_table(length, d),
-            base_t,
-            error=err,
-        )
-        err = _mp_max_error(sinusoidal_encoding(length, d)[sample], sample, d)
-        record(
-            "sinusoidal",
-            "posenc float64",
-            size,
-            lambda length=length, d=d: sinusoidal_encoding(length, d),
-            base_t,
-            error=err,
-        )
-        err = _mp_max_error(sinusoidal_encoding(length, d, dtype=np.float32)[sample], sample, d)
-        record(
-            "sinusoidal",
-            "posenc float32",
-            size,
-            lambda length=length, d=d: sinusoidal_encoding(length, d, dtype=np.float32),
-            base_t,
-            error=err,
-        )
+        variants = [
+            ("straightforward float64", lambda length=length, d=d: straightforward_table(length, d)),
+            ("float32 formula", lambda length=length, d=d: float32_formula_table(length, d)),
+            ("posenc float64", lambda length=length, d=d: sinusoidal_encoding(length, d)),
+            (
+                "posenc float32",
+                lambda length=length, d=d: sinusoidal_encoding(length, d, dtype=np.float32),
+            ),
+        ]
+        base_t = None  # the first variant is the baseline of the others
+        for name, make in variants:
+            err = _mp_max_error(make()[sample], sample, d)
+            t = record("sinusoidal", name, size, make, base_t, error=err)
+            base_t = t if base_t is None else base_t
     # a table too large to hold in float64 (2^20 x 1024 = 8 GiB): streamed in row blocks
     length, d = (2**14, 1024) if quick else (2**20, 1024)
     size = f"L={length}, d={d} (stream)"

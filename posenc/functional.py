@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_finite_real
+from ._validation import check_positive_real
 
 
 def _is_real(arr: np.ndarray) -> bool:
@@ -26,9 +26,7 @@ def wrap_angle(x: object, period: float = 2 * np.pi) -> np.ndarray:
     :math:`P` exactly when their wrapped difference is zero. ``period`` defaults to
     :math:`2\pi` (angles); it must be a finite positive number.
     """
-    period = check_finite_real(period, "period")
-    if period <= 0:
-        raise ValueError(f"period must be positive, got {period}")
+    period = check_positive_real(period, "period")
     arr = np.asarray(x)
     if not _is_real(arr):
         raise TypeError(f"x must be a real-valued array, got dtype {arr.dtype}")

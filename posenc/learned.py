@@ -18,7 +18,13 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_array, check_even_int, check_finite_real, check_positive_int
+from ._validation import (
+    check_array,
+    check_even_int,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+)
 from .sinusoidal import sinusoidal_encoding
 
 INITS = ("normal", "sinusoidal")
@@ -53,8 +59,7 @@ class LearnedPositionalEncoding:
             check_even_int(d_model, "d_model")
             self.embedding = sinusoidal_encoding(self.max_len, self.d_model)
         else:
-            if not (np.isfinite(std) and std > 0):
-                raise ValueError(f"std must be a positive finite number, got {std}")
+            std = check_positive_real(std, "std")
             rng = np.random.default_rng(seed)
             self.embedding = rng.normal(0.0, std, size=(self.max_len, self.d_model))
         self.grad_embedding = np.zeros_like(self.embedding)
@@ -168,9 +173,7 @@ def fit_position_readout(
         raise ValueError("target must be finite, got NaN or infinity")
     steps = check_positive_int(steps, "steps")
     batch_size = check_positive_int(batch_size, "batch_size")
-    lr = check_finite_real(lr, "lr")
-    if lr <= 0:
-        raise ValueError(f"lr must be positive, got {lr}")
+    lr = check_positive_real(lr, "lr")
     content_std = check_finite_real(content_std, "content_std")
     if content_std < 0:
         raise ValueError(f"content_std must be non-negative, got {content_std}")

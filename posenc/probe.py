@@ -40,7 +40,13 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_array, check_even_int, check_finite_real, check_positive_int
+from ._validation import (
+    check_array,
+    check_even_int,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+)
 from .relative import t5_relative_position_bucket
 from .rope import apply_rope
 from .sinusoidal import sinusoidal_encoding
@@ -278,9 +284,7 @@ def fit_probe(
         raise ValueError(f"offset must be smaller than train_len={train_len}, got {offset}")
     steps = check_positive_int(steps, "steps")
     batch = check_positive_int(batch, "batch")
-    lr = check_finite_real(lr, "lr")
-    if lr <= 0:
-        raise ValueError(f"lr must be positive, got {lr}")
+    lr = check_positive_real(lr, "lr")
     probe = AttentionProbe(method, max_len=train_len, d=d, vocab=vocab, seed=seed, slope=slope)
     rng = np.random.default_rng(seed + 1)
     m = {k: np.zeros_like(v) for k, v in probe.params.items()}

@@ -32,12 +32,18 @@ same formulas in float32, so its tables agree with these to float32 rounding.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from ._validation import as_positions, check_array, check_base, check_even_int, check_positive_int
+from ._validation import (
+    as_positions,
+    check_array,
+    check_base,
+    check_even_int,
+    check_positive_int,
+    check_positive_real,
+)
 from .sinusoidal import frequencies
 
 ROPE_LAYOUTS = ("interleaved", "half")
@@ -55,15 +61,6 @@ def _check_rope_layout(layout: object) -> str:
     if layout not in ROPE_LAYOUTS:
         raise ValueError(f"layout must be one of {ROPE_LAYOUTS}, got {layout!r}")
     return str(layout)
-
-
-def _positive_real(value: object, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite positive number, got {value}")
-    return value
 
 
 def _rope_type(scaling: Mapping) -> str:
@@ -91,20 +88,20 @@ def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
 
 
 def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.ndarray, float]:
-    factor = _positive_real(scaling["factor"], "scaling['factor']")
+    factor = check_positive_real(scaling["factor"], "scaling['factor']")
     orig = check_positive_int(
         scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
     )
     # ``or``: a missing *or zero/None* value falls back to the default, as in transformers.
-    beta_fast = _positive_real(scaling.get("beta_fast") or 32, "scaling['beta_fast']")
-    beta_slow = _positive_real(scaling.get("beta_slow") or 1, "scaling['beta_slow']")
+    beta_fast = check_positive_real(scaling.get("beta_fast") or 32, "scaling['beta_fast']")
+    beta_slow = check_positive_real(scaling.get("beta_slow") or 1, "scaling['beta_slow']")
     if beta_fast <= beta_slow:
         raise ValueError(f"scaling needs beta_fast > beta_slow, got {beta_fast} and {beta_slow}")
     truncate = bool(scaling.get("truncate", True))
 
     attention_factor = scaling.get("attention_factor")
     if attention_factor is not None:
-        attention_factor = _positive_real(attention_factor, "scaling['attention_factor']")
+        attention_factor = check_positive_real(attention_factor, "scaling['attention_factor']")
     else:
         mscale, mscale_all_dim = scaling.get("mscale"), scaling.get("mscale_all_dim")
         if mscale and mscale_all_dim:
@@ -131,9 +128,9 @@ def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.nd
 
 
 def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
-    factor = _positive_real(scaling["factor"], "scaling['factor']")
-    low_ff = _positive_real(scaling["low_freq_factor"], "scaling['low_freq_factor']")
-    high_ff = _positive_real(scaling["high_freq_factor"], "scaling['high_freq_factor']")
+    factor = check_positive_real(scaling["factor"], "scaling['factor']")
+    low_ff = check_positive_real(scaling["low_freq_factor"], "scaling['low_freq_factor']")
+    high_ff = check_positive_real(scaling["high_freq_factor"], "scaling['high_freq_factor']")
     if high_ff <= low_ff:
         raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
     orig = check_positive_int(
@@ -205,9 +202,9 @@ def rope_frequencies(
     attention_factor = 1.0
     rope_type = "default" if scaling is None else _rope_type(scaling)
     if rope_type == "linear":
-        inv = inv / _positive_real(scaling["factor"], "scaling['factor']")
+        inv = inv / check_positive_real(scaling["factor"], "scaling['factor']")
     elif rope_type == "dynamic":
-        factor = _positive_real(scaling["factor"], "scaling['factor']")
+        factor = check_positive_real(scaling["factor"], "scaling['factor']")
         orig = check_positive_int(
             scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
         )

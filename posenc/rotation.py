@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_array, check_even_int
+from .sinusoidal import _check_layout
 
 STRUCTURES = ("full", "block")
-LAYOUTS = ("interleaved", "split")
 
 
 def fit_linear_map(source: np.ndarray, target: np.ndarray, *, rcond: float | None = None) -> np.ndarray:
@@ -93,8 +93,7 @@ def fit_shift_matrix(
     offset = int(offset)
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    layout = _check_layout(layout)
     length, d = pe.shape
     if abs(offset) >= length:
         raise ValueError(f"offset must satisfy |offset| < L = {length} to give any pair, got {offset}")
@@ -122,8 +121,7 @@ def shift_matrix_angles(m: np.ndarray, *, layout: str = "interleaved") -> np.nda
     m = check_array(m, "m", ndim=2).astype(np.float64)
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"m must be square, got shape {m.shape}")
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    layout = _check_layout(layout)
     d = check_even_int(m.shape[0], "m.shape[0]")
     i = np.arange(d // 2)
     a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)

@@ -191,3 +191,26 @@ def test_no_nan_from_good_input_extremes():
     # The largest accepted inputs give finite values in [-1, 1], not NaN.
     pe = PE(np.array([2.0**53, -(2.0**53), 1e300, -1e300, 5e-324]), 8)
     assert np.all(np.isfinite(pe)) and np.all(np.abs(pe) <= 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1.5, float("nan"), float("inf")])
+def test_check_positive_real_rejects_non_positive_and_non_finite(bad):
+    from posenc._validation import check_positive_real
+
+    with pytest.raises(ValueError, match="lr"):
+        check_positive_real(bad, "lr")
+
+
+@pytest.mark.parametrize("bad", [True, "1", None])
+def test_check_positive_real_rejects_non_numbers(bad):
+    from posenc._validation import check_positive_real
+
+    with pytest.raises(TypeError, match="lr"):
+        check_positive_real(bad, "lr")
+
+
+def test_check_positive_real_returns_a_float():
+    from posenc._validation import check_positive_real
+
+    assert check_positive_real(np.int64(3), "lr") == 3.0
+    assert type(check_positive_real(np.float32(0.5), "lr")) is float
