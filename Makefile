@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test test-unit test-notebooks test-build test-browser test-student student bench lint notebooks clean env
+.PHONY: book test test-unit test-notebooks test-build test-browser test-student test-binder test-colab student bench lint notebooks colab-cell clean env
 
 env: $(STAMP)
 
@@ -27,9 +27,10 @@ book: $(STAMP)
 	@echo "open _build/html/index.html"
 
 ## test: lint, unit + property tests, nbval (strict) over every chapter, a
-## warnings-as-errors build of the book, the built site in headless Chromium, and the
-## student edition (built, then searched for any trace of a solution)
-test: $(STAMP) lint test-unit test-notebooks test-build test-browser test-student
+## warnings-as-errors build of the book, the built site in headless Chromium, the
+## student edition (built, then searched for any trace of a solution), and every chapter
+## run as Binder and as a fresh Colab runtime would run it
+test: $(STAMP) lint test-unit test-notebooks test-build test-browser test-student test-binder test-colab
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests --ignore=tests/browser
@@ -48,6 +49,16 @@ test-student: student
 	test -d _build/student/html
 	$(BIN)/pytest tests/test_student_edition.py -rs -k built_student_site
 
+# Binder: a fresh environment from requirements.txt alone (the tracked files only), then
+# every chapter top to bottom.
+test-binder: $(STAMP)
+	$(BIN)/python scripts/check_binder.py --python $(PYTHON)
+
+# Colab: an environment with only what Colab preinstalls; each chapter's hidden first
+# cell must install posenc from (a local stand-in for) repository.url, then run.
+test-colab: $(STAMP)
+	$(BIN)/python scripts/check_colab.py --python $(PYTHON)
+
 lint: $(STAMP)
 	$(BIN)/ruff check posenc tests scripts _ext
 	$(BIN)/ruff format --check posenc tests scripts _ext
@@ -60,6 +71,11 @@ student: $(STAMP)
 	rm -rf _build/student/html
 	mv _build/student/_build/html _build/student/html
 	@echo "open _build/student/html/index.html"
+
+## colab-cell: rewrite every chapter's hidden Colab set-up cell from repository.url and
+## repository.branch in _config.yml (then `make notebooks`)
+colab-cell: $(STAMP)
+	$(BIN)/python scripts/colab_cell.py
 
 ## notebooks: re-execute every chapter in place (after changing a chapter or posenc)
 notebooks: $(STAMP)

@@ -1,0 +1,143 @@
+"""Check the book the way Binder runs it: requirements.txt alone, then every chapter executes.
+
+Usage: python scripts/check_binder.py [--python python3] [--workdir DIR] [chapters ...]
+
+Binder (repo2docker) starts from the repository's committed files, creates an environment
+with the Python version of ``runtime.txt``, runs ``pip install -r requirements.txt`` from the
+repository root and opens the notebooks. This script does the same on this machine:
+
+1. copies the files git tracks (their working-tree contents; untracked files, such as a
+   data file never added, are left behind as Binder would leave them) to a temporary
+   folder;
+2. creates a fresh virtual environment there with ``--python`` (it warns when its version
+   differs from ``runtime.txt``) and installs ``requirements.txt`` with that environment's
+   own pip, nothing else;
+3. executes every chapter top to bottom in that environment, in the chapter's folder
+   (``scripts/run_notebooks.py``), and checks that ``posenc`` was imported from the copy.
+
+It fails, naming the step, when an install or a cell fails. The temporary folder is removed
+afterwards unless ``--workdir`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Not shown: pip's notice for each package about a missing local index folder listed in
+# this machine's pip configuration, and ipykernel's notice that it uses local TCP.
+NOISE = re.compile(
+    r"^(WARNING: Location 'file://\S+' is ignored|\[IPKernelApp\] WARNING \| Kernel is running over TCP)"
+)
+
+
+def step(message: str) -> None:
+    print(f"== {message}", flush=True)
+
+
+def run(cmd: list[str], cwd: Path, what: str) -> str:
+    """Run ``cmd``, streaming its output; raise SystemExit naming ``what`` when it fails."""
+    start = time.perf_counter()
+    lines = []
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            if NOISE.match(line):
+                continue
+            sys.stdout.write("   " + line)
+            sys.stdout.flush()
+    if proc.returncode != 0:
+        raise SystemExit(f"FAILED: {what} (exit {proc.returncode})")
+    print(f"   {what}: {time.perf_counter() - start:.0f} s", flush=True)
+    return "".join(lines)
+
+
+def tracked_files(root: Path) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True)
+    return [name for name in out.stdout.split("\0") if name]
+
+
+def copy_tracked(root: Path, dest: Path) -> int:
+    files = tracked_files(root)
+    for name in files:
+        src = root / name
+        if src.is_file():  # a tracked file deleted in the working tree is skipped
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return len(files)
+
+
+def runtime_version(root: Path) -> str:
+    m = re.fullmatch(r"python-(\d+\.\d+)\S*", (root / "runtime.txt").read_text().strip())
+    if not m:
+        raise SystemExit("runtime.txt must read python-X.Y")
+    return m.group(1)
+
+
+def make_venv(python: str, venv: Path, cwd: Path) -> Path:
+    run([python, "-m", "venv", str(venv)], cwd, "create the virtual environment")
+    return venv / "bin" / "python"
+
+
+def venv_version(py: Path) -> str:
+    code = "import sys; print('%d.%d' % sys.version_info[:2])"
+    return subprocess.run([str(py), "-c", code], capture_output=True, text=True).stdout.strip()
+
+
+def chapter_names(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "chapters").glob("*.ipynb"))
+
+
+def check_origin(output: str, expected_root: Path) -> None:
+    """Every 'posenc from <path>' line of run_notebooks.py must point inside ``expected_root``."""
+    origins = re.findall(r"^posenc from (.+)$", output, flags=re.M)
+    outside = [o for o in origins if not Path(o).resolve().is_relative_to(expected_root.resolve())]
+    if not origins or outside:
+        raise SystemExit(f"FAILED: posenc was not imported from {expected_root}: {outside or 'no report'}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
+    parser.add_argument("--workdir", type=Path, help="keep the copy and environment here")
+    parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
+    args = parser.parse_args(argv)
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="binder-check-"))
+    work.mkdir(parents=True, exist_ok=True)
+    repo = work / "repo"
+    try:
+        step(f"copy the tracked files to {repo}")
+        if repo.exists():
+            shutil.rmtree(repo)
+        print(f"   {copy_tracked(ROOT, repo)} files")
+
+        step("fresh virtual environment, then pip install -r requirements.txt (nothing else)")
+        py = make_venv(args.python, work / "venv", repo)
+        wanted, have = runtime_version(repo), venv_version(py)
+        if wanted != have:
+            print(f"   WARNING: runtime.txt asks for Python {wanted}; this environment has {have}")
+        run([str(py), "-m", "pip", "install", "--quiet", "-r", "requirements.txt"], repo, "pip install")
+
+        names = [Path(c).name for c in args.chapters] or chapter_names(repo)
+        step(f"execute {len(names)} chapters top to bottom")
+        notebooks = [str(repo / "chapters" / n) for n in names]
+        runner = str(repo / "scripts" / "run_notebooks.py")
+        output = run([str(py), runner, *notebooks], repo, "execute chapters")
+        check_origin(output, repo)
+        step(f"Binder check passed: {len(names)} chapters ran in an environment from requirements.txt alone")
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,123 @@
+"""Check the chapters the way a fresh Colab runtime runs them, through their set-up cell.
+
+Usage: python scripts/check_colab.py [--python python3] [--workdir DIR] [chapters ...]
+
+Colab opens one notebook from GitHub in ``/content`` with its own preinstalled packages
+(numpy, matplotlib, sympy, mpmath, pytest, ipykernel, ...) and no posenc. This script
+rebuilds that situation on this machine:
+
+1. a "remote" git repository holding this checkout's committed ``HEAD`` as the branch
+   ``repository.branch`` of ``_config.yml`` (the cell clones over ``file://`` instead of
+   GitHub, the only change made to it);
+2. a fresh virtual environment with only the packages Colab ships that the chapters use,
+   at the versions of ``requirements.txt``; posenc and myst-nb are absent (checked);
+3. the chapters, copied alone into an empty ``content/`` folder, executed top to bottom in
+   that environment: the first run's set-up cell must clone, install posenc with its
+   ``notebook`` extra and change into the clone's ``chapters/``; later chapters find posenc
+   installed (as after a runtime restart) and only change directory.
+
+It fails, naming the step, when an install or a cell fails, or when posenc did not come from
+the environment's site-packages. Commit first: the clone sees committed files only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check_binder  # noqa: E402  (a sibling script: step, run, make_venv, check_origin)
+import colab_cell  # noqa: E402
+
+ROOT = check_binder.ROOT
+# What Colab preinstalls among the chapters' needs (plus the kernel and the runner's nbclient).
+PREINSTALLED = ("numpy", "matplotlib", "sympy", "mpmath", "pytest", "ipykernel", "nbclient", "nbformat")
+
+
+def pinned(names: tuple[str, ...], requirements: Path) -> list[str]:
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", requirements.read_text(), flags=re.M))
+    pins = {k.lower(): v for k, v in pins.items()}
+    missing = [n for n in names if n not in pins]
+    if missing:
+        raise SystemExit(f"requirements.txt pins none of {missing}")
+    return [f"{n}=={pins[n]}" for n in names]
+
+
+def make_remote(dest: Path, branch: str) -> str:
+    """A bare repository with this checkout's HEAD as ``branch``; returns its file:// URL."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    status = ["git", "status", "--porcelain", "--untracked-files=no"]
+    dirty = subprocess.run(status, cwd=ROOT, capture_output=True)
+    if dirty.stdout.strip():
+        print("   note: uncommitted changes are not in the clone (it holds HEAD only)")
+    check_binder.run(["git", "clone", "--quiet", "--bare", str(ROOT), str(dest)], ROOT, "bare copy of HEAD")
+    ref = ["git", "update-ref", f"refs/heads/{branch}", head.stdout.strip()]
+    check_binder.run(ref, dest, f"set {branch}")
+    return dest.resolve().as_uri()
+
+
+def colab_copy(src: Path, dest: Path, url: str, local_url: str) -> None:
+    """Copy notebook ``src`` to ``dest`` with the set-up cell cloning ``local_url`` instead of ``url``."""
+    text = src.read_text()
+    needle = f'REPOSITORY_URL = \\"{url}\\"'  # as it appears inside the notebook's JSON
+    if text.count(needle) != 1:
+        raise SystemExit(f"FAILED: {src.name} has no set-up cell for {url} (run `make colab-cell`)")
+    dest.write_text(text.replace(needle, f'REPOSITORY_URL = \\"{local_url}\\"'))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
+    parser.add_argument("--workdir", type=Path, help="keep the remote, environment and content here")
+    parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
+    args = parser.parse_args(argv)
+    url, branch = colab_cell.repository_settings()
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="colab-check-"))
+    if work.exists() and args.workdir:
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        step = check_binder.step
+        step(f"a remote holding HEAD as branch {branch!r} (stands in for {url})")
+        name = url.rsplit("/", 1)[-1]
+        local_url = make_remote(work / "remote" / f"{name}.git", branch)
+
+        step("fresh environment with what Colab preinstalls: " + ", ".join(PREINSTALLED))
+        py = check_binder.make_venv(args.python, work / "venv", work)
+        packages = pinned(PREINSTALLED, ROOT / "requirements.txt")
+        check_binder.run([str(py), "-m", "pip", "install", "--quiet", *packages], work, "pip install")
+        probe = "import importlib.util as u; print([m for m in ('posenc', 'myst_nb') if u.find_spec(m)])"
+        absent = subprocess.run(
+            [str(py), "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        if absent != "[]":
+            raise SystemExit(f"FAILED: the Colab-like environment already has {absent}")
+
+        content = work / "content"
+        content.mkdir()
+        names = [Path(c).name for c in args.chapters] or check_binder.chapter_names(ROOT)
+        for n in names:
+            colab_copy(ROOT / "chapters" / n, content / n, url, local_url)
+        step(f"execute {len(names)} chapters from an empty content/ folder, set-up cell first")
+        runner = ROOT / "scripts" / "run_notebooks.py"
+        output = check_binder.run(
+            [str(py), str(runner), *(str(content / n) for n in names)], content, "execute chapters"
+        )
+        check_binder.check_origin(output, work / "venv")
+        if not (content / name / "chapters").is_dir():
+            raise SystemExit(f"FAILED: the set-up cell did not clone into {content / name}")
+        step(f"Colab check passed: {len(names)} chapters ran after the set-up cell installed posenc from git")
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,175 @@
+"""Running the chapters elsewhere: launch-button settings and the Colab set-up cell.
+
+The repository's address is one setting (``repository.url`` and ``.branch`` in
+``_config.yml``); the launch buttons, Thebe and the first cell of every chapter must all
+follow it. The cell itself is run here both ways: where posenc is installed (it must do
+nothing) and as on a fresh Colab runtime (it must clone the configured repository and
+branch, install it, and move into the clone's ``chapters/``). ``scripts/check_colab.py``
+runs the real thing, with git and pip, in a fresh virtual environment.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+URL = CONFIG["repository"]["url"]
+BRANCH = CONFIG["repository"]["branch"]
+
+_spec = importlib.util.spec_from_file_location("colab_cell", ROOT / "scripts" / "colab_cell.py")
+colab_cell = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(colab_cell)
+
+# Import name -> distribution name, where they differ.
+DISTRIBUTION = {"myst_nb": "myst-nb"}
+
+
+def test_repository_is_one_github_setting_with_an_explicit_branch():
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", URL), URL
+    # jupyter-book's own defaults would point the buttons at its repository and 'master'.
+    assert "executablebooks" not in URL
+    assert BRANCH and BRANCH != "master"
+    assert CONFIG["repository"].get("path_to_book", "") == ""  # the book sits at the repository root
+
+
+def test_launch_buttons_binder_colab_and_thebe_are_on():
+    launch = CONFIG["launch_buttons"]
+    assert launch["binderhub_url"] == "https://mybinder.org"
+    assert launch["colab_url"] == "https://colab.research.google.com"
+    assert launch["thebe"] is True
+    assert launch["notebook_interface"] in {"classic", "jupyterlab"}
+
+
+def test_readme_documents_the_setting():
+    readme = (ROOT / "README.md").read_text()
+    assert "repository.url" in readme and URL in readme and "make colab-cell" in readme
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_first_cell_is_the_current_setup_cell(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    cell = nb.cells[0]
+    assert cell.cell_type == "code" and cell.id == "colab-setup"
+    assert cell.metadata.get("tags") == ["remove-cell"], "hidden on the site"
+    assert cell.metadata.get("cellView") == "form", "collapsed in Colab"
+    assert cell.source.startswith("# @title "), "Colab shows a form's title"
+    assert f'REPOSITORY_URL = "{URL}"' in cell.source and f'BRANCH = "{BRANCH}"' in cell.source
+    assert cell.outputs == [], "the cell prints nothing where posenc is installed"
+    assert not colab_cell.sync(path, colab_cell.cell_source(URL, BRANCH), check=True)
+    assert sum(c.get("id") == "colab-setup" for c in nb.cells) == 1
+
+
+def test_cell_source_rejects_settings_that_would_break_the_code():
+    with pytest.raises(ValueError, match="unsafe"):
+        colab_cell.cell_source('https://github.com/a/b"; import os', "main")
+
+
+class _Recorder:
+    """Stands in for subprocess.run; a `git clone` creates the checkout with chapters/."""
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    def __call__(self, cmd, check=False, **kwargs):
+        assert check is True, "a failed install must stop the notebook"
+        self.calls.append(list(cmd))
+        if cmd[:2] == ["git", "clone"]:
+            (Path(cmd[-1]) / "chapters").mkdir(parents=True)
+        return subprocess.CompletedProcess(cmd, 0)
+
+
+def _run_cell(monkeypatch, posenc_installed: bool) -> tuple[_Recorder, str]:
+    recorder = _Recorder()
+    monkeypatch.setattr(subprocess, "run", recorder)
+    real_find_spec = importlib.util.find_spec
+    if not posenc_installed:
+
+        def find_spec(name, *args):
+            return None if name == "posenc" else real_find_spec(name, *args)
+
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        exec(compile(colab_cell.cell_source(URL, BRANCH), "<colab-setup>", "exec"), {})
+    return recorder, out.getvalue()
+
+
+def test_cell_is_a_no_op_where_posenc_is_installed(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    recorder, printed = _run_cell(monkeypatch, posenc_installed=True)
+    assert recorder.calls == [] and printed == ""
+    assert Path.cwd() == tmp_path
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cell_on_a_fresh_colab_runtime_clones_installs_and_moves_into_chapters(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    recorder, printed = _run_cell(monkeypatch, posenc_installed=False)
+    checkout = tmp_path / URL.rsplit("/", 1)[-1]
+    assert recorder.calls == [
+        ["git", "clone", "--quiet", "--depth=1", f"--branch={BRANCH}", URL, str(checkout)],
+        [sys.executable, "-m", "pip", "install", "--quiet", f"{checkout}[notebook]"],
+    ]
+    assert Path.cwd() == checkout / "chapters"
+    assert printed == ""
+
+
+def test_cell_after_a_runtime_restart_reuses_the_clone(monkeypatch, tmp_path):
+    # Colab keeps installed packages and files across a restart but resets the directory.
+    checkout = tmp_path / URL.rsplit("/", 1)[-1]
+    (checkout / "chapters").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    recorder, _ = _run_cell(monkeypatch, posenc_installed=True)
+    assert recorder.calls == []
+    assert Path.cwd() == checkout / "chapters"
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    nb = nbformat.read(path, as_version=4)
+    names: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = cell.source.splitlines()
+        source = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n != "posenc"}
+
+
+def test_notebook_extra_covers_every_chapter_import():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    installed = {re.split(r"[<>=!~ \[]", d)[0].lower() for d in project["dependencies"]}
+    installed |= {re.split(r"[<>=!~ \[]", d)[0].lower() for d in project["optional-dependencies"]["notebook"]}
+    imported = set().union(*(_third_party_imports(p) for p in CHAPTERS))
+    assert {"numpy", "matplotlib", "sympy", "myst_nb"} <= imported  # the parser sees the imports
+    missing = {DISTRIBUTION.get(n, n).lower() for n in imported} - installed
+    assert not missing, f"chapters import {sorted(missing)}, which the Colab install would not provide"
+
+
+def test_every_chapter_data_file_is_tracked_by_git():
+    # Binder and the Colab clone only see committed files.
+    tracked = subprocess.run(
+        ["git", "ls-files", "chapters"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    data = [p.relative_to(ROOT).as_posix() for p in (ROOT / "chapters" / "data").rglob("*") if p.is_file()]
+    assert data and not sorted(set(data) - set(tracked))
