@@ -93,11 +93,9 @@ def main(argv: list[str]) -> int:
         packages = pinned(PREINSTALLED, ROOT / "requirements.txt")
         check_binder.run([str(py), "-m", "pip", "install", "--quiet", *packages], work, "pip install")
         probe = "import importlib.util as u; print([m for m in ('posenc', 'myst_nb') if u.find_spec(m)])"
-        absent = subprocess.run(
-            [str(py), "-c", probe], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        if absent != "[]":
-            raise SystemExit(f"FAILED: the Colab-like environment already has {absent}")
+        found = subprocess.run([str(py), "-c", probe], cwd=work, capture_output=True, text=True, check=True)
+        if found.stdout.strip() != "[]":
+            raise SystemExit(f"FAILED: the Colab-like environment already has {found.stdout.strip()}")
 
         content = work / "content"
         content.mkdir()

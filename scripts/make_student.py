@@ -41,6 +41,9 @@ _OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>solution(?
 _EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\{exercise(?:-start)?\}[ \t]*(.*)$", flags=re.M)
 
 
+LAUNCH_OFF = {"binderhub_url": '""', "colab_url": '""', "thebe": "false", "use_repository_button": "false"}
+
+
 class StudentEditionError(RuntimeError):
     """The instructor sources do not follow the conventions this script relies on."""
 
@@ -186,6 +189,11 @@ def student_config(text: str) -> str:
     text = re.sub(r'^title:\s*"?(.*?)"?\s*$', r'title: "\1 (student edition)"', text, count=1, flags=re.M)
     # the built site lives in <out>/html, inside the source folder: never read it back in
     text = re.sub(r"^exclude_patterns:\s*\[", "exclude_patterns: [html, ", text, count=1, flags=re.M)
+    # No launch buttons or repository link: they open the instructor chapters, solutions included.
+    for key, value in LAUNCH_OFF.items():
+        text, n = re.subn(rf"^(\s*{key}:)\s*\S.*$", rf"\1 {value}", text, count=1, flags=re.M)
+        if n != 1:
+            raise StudentEditionError(f"_config.yml has no {key!r} to switch off")
     return text
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.colon_fence import colon_fence_plugin
 
@@ -263,6 +264,12 @@ def test_a_stub_raises_not_implemented(student):
 
 def test_student_config_and_toc(student):
     assert "(student edition)" in (student / "_config.yml").read_text()
+    config = yaml.safe_load((student / "_config.yml").read_text())
+    launch = config["launch_buttons"]
+    assert not launch["binderhub_url"] and not launch["colab_url"] and launch["thebe"] is False
+    assert config["html"]["use_repository_button"] is False
+    instructor = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert instructor["launch_buttons"]["thebe"] is True, "the instructor edition keeps them"
     assert "instructors" not in (student / "_toc.yml").read_text()
     assert not (student / "instructors.md").exists()
 
@@ -279,6 +286,19 @@ def test_strip_solutions_handles_fences_and_gates():
     assert "Do it." in out and out.endswith("after")
     out, open_gate = make_student.strip_solutions("x\n```{solution-start} e\n```\nSECRET")
     assert open_gate and "SECRET" not in out
+
+
+@pytest.mark.skipif(
+    not (BUILT / "html").is_dir(), reason="run `make student` first to build the student site"
+)
+def test_built_student_site_has_no_launch_buttons():
+    # They would open the instructor chapters (solutions included) on Binder or Colab.
+    pages = sorted((BUILT / "html" / "chapters").glob("*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text()
+        for marker in ("mybinder.org", "colab.research.google.com", "launch-thebe", "initThebeSBT"):
+            assert marker not in text, f"{page.name}: {marker}"
 
 
 @pytest.mark.skipif(

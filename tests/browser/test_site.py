@@ -2,9 +2,11 @@
 
 Serves ``_build/html`` on localhost and checks what a reader sees: MathJax rendered every
 formula offline (no raw TeX left, no MathJax error), every image loaded, theorems and
-exercises are numbered, solutions start collapsed, the console is free of errors, and the
-search page finds a known term. Needs Debian's ``chromium`` and ``chromium-driver``; without
-them (or without a built site) the tests are skipped with a message saying so.
+exercises are numbered, solutions start collapsed, the console is free of errors, the
+launch menu of each chapter opens it on Binder, Colab and Thebe from the repository and
+branch set in ``_config.yml``, and the search page finds a known term. Needs Debian's
+``chromium`` and ``chromium-driver``; without them (or without a built site) the tests are
+skipped with a message saying so.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 SCREENSHOT = ROOT / "_build" / "screenshots" / "chapter03.png"
+LAUNCH_SCREENSHOT = ROOT / "_build" / "screenshots" / "chapter09_launch_menu.png"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
@@ -46,6 +50,8 @@ PAGES = sorted(
     if not p.name.startswith(("genindex", "search")) and "_static" not in p.parts and p.name != "index.html"
 )
 CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+OWNER_NAME = REPOSITORY["url"].removeprefix("https://github.com/").strip("/")
 KINDS = "Theorem|Lemma|Proposition|Corollary|Definition|Remark|Example|Property|Conjecture|Algorithm"
 
 # Text of the rendered page outside code (where TeX in docstrings is legitimate).
@@ -160,6 +166,30 @@ def test_proofs_and_exercises_numbered_solutions_collapsed(server, browser, page
         assert body and not any(b.is_displayed() for b in body), "a solution is not collapsed"
 
 
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_launch_buttons_open_this_chapter_from_the_configured_repository(server, browser, page):
+    load(browser, f"{server}/{page}")
+    notebook = page.removesuffix(".html") + ".ipynb"
+    assert (ROOT / notebook).is_file(), "the launch links name a notebook that exists"
+    branch = REPOSITORY["branch"]
+    menu = browser.find_element(By.CSS_SELECTOR, ".dropdown-launch-buttons")
+    menu.find_element(By.CSS_SELECTOR, "button.dropdown-toggle").click()
+    items = menu.find_elements(By.CSS_SELECTOR, ".dropdown-item")
+    WebDriverWait(browser, 10).until(lambda d: all(i.is_displayed() for i in items))
+    assert [i.text.strip() for i in items] == ["Binder", "Colab", "Live Code"]
+    hrefs = [i.get_attribute("href") for i in items[:2]]
+    assert hrefs == [
+        f"https://mybinder.org/v2/gh/{OWNER_NAME}/{branch}?urlpath=lab/tree/{notebook}",
+        f"https://colab.research.google.com/github/{OWNER_NAME}/blob/{branch}/{notebook}",
+    ]
+    assert "initThebe" in items[2].get_attribute("onclick")
+    thebe = browser.execute_script(
+        "return document.querySelector('script[type=\"text/x-thebe-config\"]').textContent"
+    )
+    assert f'repo: "{OWNER_NAME}"' in thebe and f'ref: "{branch}"' in thebe, thebe
+    assert "REPOSITORY_URL" not in browser.page_source, "the Colab set-up cell is hidden on the site"
+
+
 def test_search_finds_a_known_term(server, browser):
     load(browser, f"{server}/search.html?q=Toeplitz")
     WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li"))
@@ -172,3 +202,15 @@ def test_screenshot_of_a_chapter(server, browser):
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_screenshot_of_the_launch_menu(server, browser):
+    load(browser, f"{server}/chapters/09_rope.html")
+    menu = browser.find_element(By.CSS_SELECTOR, ".dropdown-launch-buttons")
+    menu.find_element(By.CSS_SELECTOR, "button.dropdown-toggle").click()
+    WebDriverWait(browser, 10).until(
+        lambda d: menu.find_element(By.CSS_SELECTOR, ".dropdown-menu").is_displayed()
+    )
+    LAUNCH_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(LAUNCH_SCREENSHOT))
+    assert LAUNCH_SCREENSHOT.stat().st_size > 10_000
