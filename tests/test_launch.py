@@ -173,3 +173,57 @@ def test_every_chapter_data_file_is_tracked_by_git():
         pytest.skip("not a git checkout")
     data = [p.relative_to(ROOT).as_posix() for p in (ROOT / "chapters" / "data").rglob("*") if p.is_file()]
     assert data and not sorted(set(data) - set(tracked))
+
+
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(ROOT / "scripts"))  # check_colab imports its sibling scripts
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return module
+
+
+def test_binder_check_rejects_posenc_from_elsewhere(tmp_path):
+    check_binder = _load_script("check_binder")
+    inside = tmp_path / "repo" / "posenc" / "__init__.py"
+    check_binder.check_origin(f"[1/1] x: ok\nposenc from {inside}\n", tmp_path / "repo")
+    with pytest.raises(SystemExit, match="not imported from"):
+        check_binder.check_origin(
+            f"posenc from {inside}\nposenc from /elsewhere/posenc/__init__.py\n", tmp_path / "repo"
+        )
+    with pytest.raises(SystemExit, match="no report"):
+        check_binder.check_origin("[1/1] x: ok\n", tmp_path / "repo")
+
+
+def test_binder_check_reads_the_runtime_pin(tmp_path):
+    check_binder = _load_script("check_binder")
+    assert re.fullmatch(r"3\.\d+", check_binder.runtime_version(ROOT))
+    (tmp_path / "runtime.txt").write_text("3.11\n")
+    with pytest.raises(SystemExit, match="python-X.Y"):
+        check_binder.runtime_version(tmp_path)
+
+
+def test_colab_check_environment_uses_the_pinned_versions():
+    check_colab = _load_script("check_colab")
+    pins = check_colab.pinned(("numpy", "sympy"), ROOT / "requirements.txt")
+    text = (ROOT / "requirements.txt").read_text().lower()
+    assert all(p in text.splitlines() for p in pins) and len(pins) == 2
+    assert not {"posenc", "myst-nb", "myst_nb"} & set(check_colab.PREINSTALLED)
+
+
+def test_colab_check_only_swaps_the_repository_address(tmp_path):
+    check_colab = _load_script("check_colab")
+    src = CHAPTERS[0]
+    dest = tmp_path / src.name
+    check_colab.colab_copy(src, dest, URL, "file:///tmp/remote/positional-encodings.git")
+    original, copy = nbformat.read(src, as_version=4), nbformat.read(dest, as_version=4)
+    assert [c.source for c in copy.cells[1:]] == [c.source for c in original.cells[1:]]
+    assert copy.cells[0].source == original.cells[0].source.replace(
+        URL, "file:///tmp/remote/positional-encodings.git"
+    )
+    (tmp_path / "other.ipynb").write_text(src.read_text().replace(URL, "https://github.com/x/y"))
+    with pytest.raises(SystemExit, match="no set-up cell"):
+        check_colab.colab_copy(tmp_path / "other.ipynb", tmp_path / "out.ipynb", URL, "file:///r")
