@@ -13,21 +13,24 @@ repository root and opens the notebooks. This script does the same on this machi
    differs from ``runtime.txt``) and installs ``requirements.txt`` with that environment's
    own pip, nothing else;
 3. executes every chapter top to bottom in that environment, in the chapter's folder
-   (``scripts/run_notebooks.py``), and checks that ``posenc`` was imported from the copy.
+   (``scripts/execute_notebooks.py --check``), and checks that ``posenc`` was imported from
+   the copy.
 
 It fails, naming the step, when an install or a cell fails. The temporary folder is removed
-afterwards unless ``--workdir`` is given.
+afterwards; ``--workdir`` names a folder to use instead (emptied first, kept afterwards).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,27 +99,49 @@ def chapter_names(root: Path) -> list[str]:
 
 
 def check_origin(output: str, expected_root: Path) -> None:
-    """Every 'posenc from <path>' line of run_notebooks.py must point inside ``expected_root``."""
+    """Every 'posenc from <path>' line of ``execute_notebooks.py --check`` must lie in ``expected_root``."""
     origins = re.findall(r"^posenc from (.+)$", output, flags=re.M)
     outside = [o for o in origins if not Path(o).resolve().is_relative_to(expected_root.resolve())]
     if not origins or outside:
         raise SystemExit(f"FAILED: posenc was not imported from {expected_root}: {outside or 'no report'}")
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(argv: list[str], doc: str) -> argparse.Namespace:
+    """The command line shared by the Binder and Colab checks."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
-    parser.add_argument("--workdir", type=Path, help="keep the copy and environment here")
+    parser.add_argument("--workdir", type=Path, help="work here (emptied first, kept afterwards)")
     parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="binder-check-"))
-    work.mkdir(parents=True, exist_ok=True)
-    repo = work / "repo"
+
+@contextlib.contextmanager
+def work_folder(workdir: Path | None, prefix: str) -> Iterator[Path]:
+    """An empty folder: ``workdir`` (emptied first, kept), or a temporary one removed afterwards."""
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        yield workdir
+        return
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def execute_chapters(py: Path, notebooks: list[Path], cwd: Path, expected_root: Path) -> None:
+    """Run ``notebooks`` with ``py``; posenc must be imported from inside ``expected_root``."""
+    runner = ROOT / "scripts" / "execute_notebooks.py"
+    output = run([str(py), str(runner), "--check", *map(str, notebooks)], cwd, "execute chapters")
+    check_origin(output, expected_root)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv, __doc__)
+    with work_folder(args.workdir, "binder-check-") as work:
+        repo = work / "repo"
         step(f"copy the tracked files to {repo}")
-        if repo.exists():
-            shutil.rmtree(repo)
         print(f"   {copy_tracked(ROOT, repo)} files")
 
         step("fresh virtual environment, then pip install -r requirements.txt (nothing else)")
@@ -128,14 +153,8 @@ def main(argv: list[str]) -> int:
 
         names = [Path(c).name for c in args.chapters] or chapter_names(repo)
         step(f"execute {len(names)} chapters top to bottom")
-        notebooks = [str(repo / "chapters" / n) for n in names]
-        runner = str(repo / "scripts" / "run_notebooks.py")
-        output = run([str(py), runner, *notebooks], repo, "execute chapters")
-        check_origin(output, repo)
+        execute_chapters(py, [repo / "chapters" / n for n in names], repo, expected_root=repo)
         step(f"Binder check passed: {len(names)} chapters ran in an environment from requirements.txt alone")
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -22,16 +22,13 @@ the environment's site-packages. Commit first: the clone sees committed files on
 
 from __future__ import annotations
 
-import argparse
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import check_binder  # noqa: E402  (a sibling script: step, run, make_venv, check_origin)
+import check_binder  # noqa: E402  (a sibling script: its command line, folders and steps)
 import colab_cell  # noqa: E402
 
 ROOT = check_binder.ROOT
@@ -71,21 +68,12 @@ def colab_copy(src: Path, dest: Path, url: str, local_url: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
-    parser.add_argument("--workdir", type=Path, help="keep the remote, environment and content here")
-    parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
-    args = parser.parse_args(argv)
+    args = check_binder.parse_args(argv, __doc__)
     url, branch = colab_cell.repository_settings()
-
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="colab-check-"))
-    if work.exists() and args.workdir:
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        step = check_binder.step
+    step = check_binder.step
+    with check_binder.work_folder(args.workdir, "colab-check-") as work:
         step(f"a remote holding HEAD as branch {branch!r} (stands in for {url})")
-        name = url.rsplit("/", 1)[-1]
+        name = colab_cell.checkout_name(url)
         local_url = make_remote(work / "remote" / f"{name}.git", branch)
 
         step("fresh environment with what Colab preinstalls: " + ", ".join(PREINSTALLED))
@@ -103,17 +91,10 @@ def main(argv: list[str]) -> int:
         for n in names:
             colab_copy(ROOT / "chapters" / n, content / n, url, local_url)
         step(f"execute {len(names)} chapters from an empty content/ folder, set-up cell first")
-        runner = ROOT / "scripts" / "run_notebooks.py"
-        output = check_binder.run(
-            [str(py), str(runner), *(str(content / n) for n in names)], content, "execute chapters"
-        )
-        check_binder.check_origin(output, work / "venv")
+        check_binder.execute_chapters(py, [content / n for n in names], content, expected_root=work / "venv")
         if not (content / name / "chapters").is_dir():
             raise SystemExit(f"FAILED: the set-up cell did not clone into {content / name}")
         step(f"Colab check passed: {len(names)} chapters ran after the set-up cell installed posenc from git")
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -38,7 +38,7 @@ import sys
 
 REPOSITORY_URL = "{url}"  # repository.url in _config.yml
 BRANCH = "{branch}"
-_checkout = os.path.abspath(REPOSITORY_URL.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+_checkout = os.path.abspath("{name}")  # where the clone goes: the repository's name
 if importlib.util.find_spec("posenc") is None:
     if not os.path.isdir(_checkout):
         _clone = ["git", "clone", "--quiet", "--depth=1", f"--branch={{BRANCH}}", REPOSITORY_URL, _checkout]
@@ -54,11 +54,17 @@ def repository_settings(config: Path = ROOT / "_config.yml") -> tuple[str, str]:
     """``(url, branch)`` from the ``repository`` section of the book's ``_config.yml``."""
     repo = (yaml.safe_load(config.read_text()) or {}).get("repository") or {}
     url, branch = str(repo.get("url") or ""), str(repo.get("branch") or "")
-    if not url.startswith("https://github.com/") or len(url.rstrip("/").split("/")) != 5:
+    url = url.rstrip("/")
+    if not url.startswith("https://github.com/") or len(url.split("/")) != 5 or url.endswith(".git"):
         raise SystemExit(f"{config}: repository.url must be https://github.com/<owner>/<name>, got {url!r}")
     if not branch:
         raise SystemExit(f"{config}: repository.branch is not set (the launch buttons would use 'master')")
-    return url.rstrip("/"), branch
+    return url, branch
+
+
+def checkout_name(url: str) -> str:
+    """The folder ``git clone`` makes for ``url``: the repository's name."""
+    return url.rsplit("/", 1)[-1]
 
 
 def cell_source(url: str, branch: str) -> str:
@@ -66,7 +72,7 @@ def cell_source(url: str, branch: str) -> str:
     for value in (url, branch):
         if any(ch in value for ch in '"\\\n{}'):
             raise ValueError(f"unsafe character in repository setting {value!r}")
-    return TEMPLATE.format(url=url, branch=branch)
+    return TEMPLATE.format(url=url, branch=branch, name=checkout_name(url))
 
 
 def is_setup_cell(cell: nbformat.NotebookNode) -> bool:

@@ -72,6 +72,17 @@ def test_first_cell_is_the_current_setup_cell(path: Path):
     assert sum(c.get("id") == "colab-setup" for c in nb.cells) == 1
 
 
+def test_repository_setting_must_be_a_github_project_address(tmp_path):
+    for bad in ("https://gitlab.com/a/b", "https://github.com/a", "https://github.com/a/b.git"):
+        config = tmp_path / "_config.yml"
+        config.write_text(f"repository:\n  url: {bad}\n  branch: main\n")
+        with pytest.raises(SystemExit, match="must be https://github.com/<owner>/<name>"):
+            colab_cell.repository_settings(config)
+    config.write_text("repository:\n  url: https://github.com/a/b/\n")
+    with pytest.raises(SystemExit, match="branch is not set"):
+        colab_cell.repository_settings(config)
+
+
 def test_cell_source_rejects_settings_that_would_break_the_code():
     with pytest.raises(ValueError, match="unsafe"):
         colab_cell.cell_source('https://github.com/a/b"; import os', "main")

@@ -128,6 +128,17 @@ def _loss(E, X, W):
     return float(np.sum(W * np.tanh(X + E[:L])))
 
 
+def _central_difference(f, A: np.ndarray, h: float) -> np.ndarray:
+    """(f(A + h e_idx) - f(A - h e_idx)) / 2h for every entry idx of A."""
+    grad = np.zeros_like(A)
+    for idx in np.ndindex(A.shape):
+        Ap, Am = A.copy(), A.copy()
+        Ap[idx] += h
+        Am[idx] -= h
+        grad[idx] = (f(Ap) - f(Am)) / (2 * h)
+    return grad
+
+
 def test_gradient_matches_central_finite_differences():
     rng = np.random.default_rng(3)
     max_len, d, B, L = 5, 4, 3, 3
@@ -139,22 +150,12 @@ def test_gradient_matches_central_finite_differences():
 
     h = 1e-6
     E = pe.embedding.copy()
-    fd_E = np.zeros_like(E)
-    for idx in np.ndindex(E.shape):
-        Ep, Em = E.copy(), E.copy()
-        Ep[idx] += h
-        Em[idx] -= h
-        fd_E[idx] = (_loss(Ep, X, W) - _loss(Em, X, W)) / (2 * h)
+    fd_E = _central_difference(lambda Ev: _loss(Ev, X, W), E, h)
     # Central differences have O(h^2) truncation and O(eps/h) rounding error: ~1e-9 here.
     np.testing.assert_allclose(pe.grad_embedding, fd_E, rtol=0, atol=1e-7)
     assert np.all(fd_E[L:] == 0)  # rows the loss never reads have zero gradient
 
-    fd_X = np.zeros_like(X)
-    for idx in np.ndindex(X.shape):
-        Xp, Xm = X.copy(), X.copy()
-        Xp[idx] += h
-        Xm[idx] -= h
-        fd_X[idx] = (_loss(E, Xp, W) - _loss(E, Xm, W)) / (2 * h)
+    fd_X = _central_difference(lambda Xv: _loss(E, Xv, W), X, h)
     np.testing.assert_allclose(grad_x, fd_X, rtol=0, atol=1e-7)
 
 

@@ -111,6 +111,16 @@ def load(driver, url: str) -> None:
     )
 
 
+def open_launch_menu(driver):
+    """Click the rocket (launch) menu of a chapter page; return the menu once it shows."""
+    menu = driver.find_element(By.CSS_SELECTOR, ".dropdown-launch-buttons")
+    menu.find_element(By.CSS_SELECTOR, "button.dropdown-toggle").click()
+    WebDriverWait(driver, 10).until(
+        lambda d: menu.find_element(By.CSS_SELECTOR, ".dropdown-menu").is_displayed()
+    )
+    return menu
+
+
 def test_pages_were_found():
     assert "intro.html" in PAGES and "errata.html" in PAGES
     assert len(CHAPTERS) >= 6
@@ -172,10 +182,8 @@ def test_launch_buttons_open_this_chapter_from_the_configured_repository(server,
     notebook = page.removesuffix(".html") + ".ipynb"
     assert (ROOT / notebook).is_file(), "the launch links name a notebook that exists"
     branch = REPOSITORY["branch"]
-    menu = browser.find_element(By.CSS_SELECTOR, ".dropdown-launch-buttons")
-    menu.find_element(By.CSS_SELECTOR, "button.dropdown-toggle").click()
-    items = menu.find_elements(By.CSS_SELECTOR, ".dropdown-item")
-    WebDriverWait(browser, 10).until(lambda d: all(i.is_displayed() for i in items))
+    items = open_launch_menu(browser).find_elements(By.CSS_SELECTOR, ".dropdown-item")
+    assert all(i.is_displayed() for i in items)
     assert [i.text.strip() for i in items] == ["Binder", "Colab", "Live Code"]
     hrefs = [i.get_attribute("href") for i in items[:2]]
     assert hrefs == [
@@ -206,11 +214,7 @@ def test_screenshot_of_a_chapter(server, browser):
 
 def test_screenshot_of_the_launch_menu(server, browser):
     load(browser, f"{server}/chapters/09_rope.html")
-    menu = browser.find_element(By.CSS_SELECTOR, ".dropdown-launch-buttons")
-    menu.find_element(By.CSS_SELECTOR, "button.dropdown-toggle").click()
-    WebDriverWait(browser, 10).until(
-        lambda d: menu.find_element(By.CSS_SELECTOR, ".dropdown-menu").is_displayed()
-    )
+    open_launch_menu(browser)
     LAUNCH_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(LAUNCH_SCREENSHOT))
     assert LAUNCH_SCREENSHOT.stat().st_size > 10_000
