@@ -1,10 +1,20 @@
-"""Check the book the way Binder runs it: requirements.txt alone, then every chapter executes.
+"""Check that the book runs the way Binder runs it: requirements.txt alone, every chapter.
 
-Usage: python scripts/check_binder.py [--python python3] [--workdir DIR] [chapters ...]
+Usage: python scripts/check_binder.py [--fresh] [--python python3] [--workdir DIR] [chapters ...]
 
 Binder (repo2docker) starts from the repository's committed files, creates an environment
 with the Python version of ``runtime.txt``, runs ``pip install -r requirements.txt`` from the
-repository root and opens the notebooks. This script does the same on this machine:
+repository root and opens the notebooks.
+
+By default (``make test``) the environment under test is the one running this script, the
+project's ``.venv``, which ``make`` builds exactly that way: the script checks that it holds
+exactly the pins of ``requirements.txt`` and nothing else (``pip freeze``), that ``posenc``
+is imported from this checkout, that its Python matches ``runtime.txt`` (a warning
+otherwise), and that no file under ``chapters/`` or ``posenc/`` is untracked (Binder would
+not have it). The chapters' execution in this environment is `make test`'s nbval stage,
+which runs before this check; the chapters are not executed a second time.
+
+``--fresh`` repeats everything from scratch instead, as before a release:
 
 1. copies the files git tracks (their working-tree contents; untracked files, such as a
    data file never added, are left behind as Binder would leave them) to a temporary
@@ -106,9 +116,13 @@ def check_origin(output: str, expected_root: Path) -> None:
         raise SystemExit(f"FAILED: posenc was not imported from {expected_root}: {outside or 'no report'}")
 
 
-def parse_args(argv: list[str], doc: str) -> argparse.Namespace:
-    """The command line shared by the Binder and Colab checks."""
+def parse_args(argv: list[str], doc: str, fresh: bool = False) -> argparse.Namespace:
+    """The command line shared by the Binder and Colab checks (``--fresh``: Binder's only)."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    if fresh:
+        parser.add_argument(
+            "--fresh", action="store_true", help="copy, create a new environment and execute every chapter"
+        )
     parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
     parser.add_argument("--workdir", type=Path, help="work here (emptied first, kept afterwards)")
     parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
@@ -137,8 +151,66 @@ def execute_chapters(py: Path, notebooks: list[Path], cwd: Path, expected_root: 
     check_origin(output, expected_root)
 
 
+def pins(text: str) -> dict[str, str]:
+    """``name -> version`` of every ``name==version`` line (names lower-cased, ``_`` as ``-``)."""
+    found = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)\s*$", text, flags=re.M)
+    return {name.lower().replace("_", "-"): version for name, version in found}
+
+
+def environment_differences(required: dict[str, str], installed: dict[str, str]) -> list[str]:
+    """What ``installed`` lacks, has in another version, or has beyond ``required``."""
+    problems = []
+    for name in sorted(required.keys() | installed.keys()):
+        want, have = required.get(name), installed.get(name)
+        if want is None:
+            problems.append(f"{name}=={have} is installed but not in requirements.txt")
+        elif have is None:
+            problems.append(f"{name}=={want} is in requirements.txt but not installed")
+        elif want != have:
+            problems.append(f"{name}: requirements.txt pins {want}, installed {have}")
+    return problems
+
+
+def check_this_environment() -> None:
+    """The environment running this script is Binder's: requirements.txt, nothing else."""
+    step(f"the test environment ({sys.prefix}) against requirements.txt")
+    freeze = subprocess.run(
+        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    problems = environment_differences(pins((ROOT / "requirements.txt").read_text()), pins(freeze.stdout))
+    if problems:
+        raise SystemExit("FAILED: the environment is not requirements.txt's:\n   " + "\n   ".join(problems))
+    print(f"   {len(pins(freeze.stdout))} packages, exactly the pins of requirements.txt")
+    import posenc
+
+    if not Path(posenc.__file__).resolve().is_relative_to(ROOT):
+        raise SystemExit(f"FAILED: posenc is imported from {posenc.__file__}, not from {ROOT}")
+    print(f"   posenc from {Path(posenc.__file__).resolve().relative_to(ROOT)} (editable install)")
+    wanted, have = runtime_version(ROOT), "{}.{}".format(*sys.version_info[:2])
+    if wanted != have:
+        print(f"   WARNING: runtime.txt asks for Python {wanted}; this environment has {have}")
+    untracked = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "chapters", "posenc"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    if untracked:
+        raise SystemExit(f"FAILED: untracked files Binder would not have: {untracked}")
+    step(
+        "Binder check passed: the chapters run (nbval stage) in an environment that is requirements.txt alone"
+    )
+
+
 def main(argv: list[str]) -> int:
-    args = parse_args(argv, __doc__)
+    args = parse_args(argv, __doc__, fresh=True)
+    if not args.fresh:
+        check_this_environment()
+        return 0
     with work_folder(args.workdir, "binder-check-") as work:
         repo = work / "repo"
         step(f"copy the tracked files to {repo}")

@@ -238,3 +238,57 @@ def test_colab_check_only_swaps_the_repository_address(tmp_path):
     (tmp_path / "other.ipynb").write_text(src.read_text().replace(URL, "https://github.com/x/y"))
     with pytest.raises(SystemExit, match="no set-up cell"):
         check_colab.colab_copy(tmp_path / "other.ipynb", tmp_path / "out.ipynb", URL, "file:///r")
+
+
+def test_binder_environment_check_names_every_difference():
+    check_binder = _load_script("check_binder")
+    required = check_binder.pins("# comment\nnumpy==2.4.6\nPyYAML==6.0.3\nmyst_nb==1.4.0\n-e .\n")
+    assert required == {"numpy": "2.4.6", "pyyaml": "6.0.3", "myst-nb": "1.4.0"}
+    assert check_binder.environment_differences(required, dict(required)) == []
+    installed = {"numpy": "2.4.5", "pyyaml": "6.0.3", "torch": "2.13.0"}
+    problems = check_binder.environment_differences(required, installed)
+    assert problems == [
+        "myst-nb==1.4.0 is in requirements.txt but not installed",
+        "numpy: requirements.txt pins 2.4.6, installed 2.4.5",
+        "torch==2.13.0 is installed but not in requirements.txt",
+    ]
+
+
+def test_the_test_build_renders_stored_outputs_with_the_same_extensions():
+    config_stored = _load_script("config_stored_outputs")
+    original = yaml.safe_load((ROOT / "_config.yml").read_text())
+    stored = config_stored.stored_outputs_config(original)
+    assert original["execute"]["execute_notebooks"] == "force", "make book still executes"
+    assert stored["execute"]["execute_notebooks"] == "off"
+    assert {k: v for k, v in stored["execute"].items() if k != "execute_notebooks"} == {
+        k: v for k, v in original["execute"].items() if k != "execute_notebooks"
+    }
+    for name, path in stored["sphinx"]["local_extensions"].items():
+        assert Path(path).is_absolute() and (Path(path) / f"{name}.py").is_file()
+    rest = ("execute", "sphinx")
+    assert {k: v for k, v in stored.items() if k not in rest} == {
+        k: v for k, v in original.items() if k not in rest
+    }
+
+
+def test_test_runner_reports_skips_summaries_and_failures():
+    run_tests = _load_script("run_tests")
+    skipped_log = (
+        "SKIPPED [1] tests/browser/test_site.py:97: browser test SKIPPED: Debian's chromium and "
+        "chromium-driver are not installed (.ci/run installs them with apt-get)\n"
+        "======================== 24 skipped in 0.91s ========================\n"
+    )
+    assert run_tests.status_of(0, skipped_log) == "skipped"
+    assert run_tests.report_line(skipped_log).startswith("browser test SKIPPED: Debian's chromium")
+    passed_log = "....\n========= 267 passed in 28.13s =========\nmake: leaving\n"
+    assert run_tests.status_of(0, passed_log) == "passed"
+    assert run_tests.report_line(passed_log) == "267 passed in 28.13s"
+    assert run_tests.status_of(2, passed_log) == "FAILED"
+    assert run_tests.report_line("== Binder check passed: chapters\n") == "== Binder check passed: chapters"
+    names = [s.name for s in run_tests.STAGES]
+    assert len(names) == len(set(names)) and names[0] == "env"
+    for stage in run_tests.STAGES:
+        assert all(n in names[: names.index(stage.name)] for n in stage.needs), stage
+    makefile = (ROOT / "Makefile").read_text()
+    for stage in run_tests.STAGES:
+        assert re.search(rf"^{re.escape(stage.target)}:", makefile, flags=re.M), stage.target

@@ -1,0 +1,153 @@
+"""Run every stage of `make test`, independent stages side by side, and print their times.
+
+Usage: python3 scripts/run_tests.py [--jobs N] [stage ...]   (no stage: all of them)
+
+Each stage is a `make` target (the Makefile holds the commands; this script only schedules
+them). A stage starts once the stages it needs have passed, at most ``--jobs`` at a time
+(default 3: two cores, and several stages spend part of their time waiting on pip or on
+the browser), longest first. Each stage's output goes to ``_build/test-logs/<stage>.log``;
+a failing stage prints the end of its log, the stages that need it are not run, and the
+others go on. At the end a table gives each stage's status, wall time and the last line of
+its report (for a skipped browser test: why). The exit status is 0 only if no stage failed.
+
+Needs only the Python standard library (it runs before the environment exists).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "_build" / "test-logs"
+
+
+class Stage(NamedTuple):
+    name: str
+    target: str
+    needs: tuple[str, ...]
+    what: str
+
+
+# Listed longest first: among the stages that are ready, the earliest listed starts first.
+STAGES = (
+    Stage("env", "env", (), "virtual environment from requirements.txt (pip cache)"),
+    Stage("colab", "test-colab", ("env",), "Colab-like environment; every chapter via its set-up cell"),
+    Stage("student", "test-student", ("env",), "student edition built (chapters executed), leak check"),
+    Stage("notebooks", "test-notebooks", ("env",), "nbval strict: every chapter re-executed and compared"),
+    Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling"),
+    Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
+    Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
+    Stage("lint", "lint", ("env",), "ruff check and ruff format --check"),
+    Stage("binder", "test-binder", ("notebooks",), "this environment is Binder's: requirements.txt only"),
+)
+
+OK = ("passed", "skipped")
+SUMMARY = re.compile(r"^=+ (.*\b(passed|failed|skipped|error)\b.*) =+$")
+
+
+def report_line(log: str) -> str:
+    """The most telling line of a stage's log: a skip reason, pytest's summary, or the last line."""
+    skip = re.search(r"SKIPPED \[\d+\] [^:]+:\d+: (browser test SKIPPED: [^\n]*)", log)
+    if skip:
+        return skip.group(1)
+    summaries = [m.group(1) for line in log.splitlines() if (m := SUMMARY.match(line.strip()))]
+    if summaries:
+        return re.sub(r"\x1b\[[0-9;]*m", "", summaries[-1])
+    lines = [line.strip() for line in log.splitlines() if line.strip() and not line.startswith("make")]
+    return lines[-1][:100] if lines else ""
+
+
+def status_of(returncode: int, log: str) -> str:
+    if returncode != 0:
+        return "FAILED"
+    return "skipped" if "browser test SKIPPED" in log else "passed"
+
+
+def run(stages: tuple[Stage, ...], jobs: int) -> int:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    pending = list(stages)
+    running: dict[str, tuple[subprocess.Popen, float, object]] = {}
+    results: dict[str, tuple[str, float, str]] = {}
+
+    def stamp() -> str:
+        return f"[{time.perf_counter() - start:5.0f} s]"
+
+    while pending or running:
+        for stage in list(pending):
+            if len(running) >= jobs:
+                break
+            failed_need = [
+                n for n in stage.needs if n in results and results[n][0] not in ("passed", "skipped")
+            ]
+            if failed_need:
+                pending.remove(stage)
+                results[stage.name] = ("not run", 0.0, f"needs {', '.join(failed_need)}")
+                continue
+            if all(n in results or n not in {s.name for s in stages} for n in stage.needs):
+                pending.remove(stage)
+                log = open(LOGS / f"{stage.name}.log", "w")  # noqa: SIM115 (closed when the stage ends)
+                proc = subprocess.Popen(
+                    ["make", "--no-print-directory", stage.target],
+                    cwd=ROOT,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+                running[stage.name] = (proc, time.perf_counter(), log)
+                print(f"{stamp()} start {stage.name}: {stage.what}", flush=True)
+        time.sleep(0.2)
+        for name, (proc, began, log) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            log.close()
+            del running[name]
+            text = (LOGS / f"{name}.log").read_text(errors="replace")
+            status = status_of(proc.returncode, text)
+            results[name] = (status, time.perf_counter() - began, report_line(text))
+            print(f"{stamp()} {status} {name} ({results[name][1]:.0f} s): {results[name][2]}", flush=True)
+            if status == "FAILED":
+                tail = "\n".join(text.splitlines()[-60:])
+                print(
+                    f"----- end of {LOGS.relative_to(ROOT) / (name + '.log')} -----\n{tail}\n-----",
+                    flush=True,
+                )
+
+    total = time.perf_counter() - start
+    width = max(len(s.name) for s in stages)
+    print(f"\n{'stage':<{width}}  {'status':<8} {'time':>6}  report")
+    for stage in stages:
+        status, seconds, note = results[stage.name]
+        print(f"{stage.name:<{width}}  {status:<8} {seconds:5.0f}s  {note}")
+    print(f"{'total':<{width}}  {'':<8} {total:5.0f}s  wall time, up to {jobs} stages at once")
+    failed = [name for name, (status, _, _) in results.items() if status not in OK]
+    if failed:
+        print(f"make test FAILED: {', '.join(failed)} (logs in {LOGS.relative_to(ROOT)}/)")
+        return 1
+    skipped = [name for name, (status, _, _) in results.items() if status == "skipped"]
+    print("make test passed" + (f"; SKIPPED: {', '.join(skipped)} (reason above)" if skipped else ""))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=3, help="stages run at once (default 3)")
+    parser.add_argument("stages", nargs="*", help="stages to run (default: all); needs are not added")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    known = {s.name for s in STAGES}
+    unknown = [s for s in args.stages if s not in known]
+    if unknown:
+        parser.error(f"unknown stage(s) {unknown}; choose from {sorted(known)}")
+    stages = tuple(s for s in STAGES if not args.stages or s.name in args.stages)
+    return run(stages, args.jobs)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
