@@ -2,12 +2,24 @@ r"""Self-checking helpers for the book's code exercises.
 
 Each ``check_*`` function runs a student's function on many inputs and compares it with
 the ``posenc`` reference. On success it returns a short string (``"correct on 57
-inputs"``). On failure it raises :class:`ExerciseError` (an ``AssertionError``). Before
-giving up with a generic message it *diagnoses* the failure: it computes the known wrong
-variants of the exercise (the classic mistakes, e.g. the concatenated instead of the
-interleaved layout, or the gradient of one batch element instead of the batch sum) and,
-if the student's outputs agree with one of them on every input, names that mistake and
-gives a hint. The mistake's short name is in ``ExerciseError.mistake``.
+inputs"``). On failure it raises :class:`ExerciseError` (an ``AssertionError``) whose
+message names the problem. The diagnosis goes in this order:
+
+1. *The result is unusable*, checked on every call as it returns: the function raised
+   (the exception's type and message, and the input), returned something that is not a
+   numpy array (a list, a scalar, ``None``...), returned complex values (refused even when
+   the real part is right), an array of a non-numeric dtype (object, bool, strings...),
+   NaN or infinity, or numbers of the wrong kind (integers or float32 where float64 is
+   expected, floats where bucket indices are expected). These are the names of
+   ``RESULT_PROBLEMS``.
+2. *A known mistake*: the checker computes the known wrong variants of the exercise (the
+   classic mistakes, e.g. the concatenated instead of the interleaved layout, or the
+   gradient of one batch element instead of the batch sum) and, if the student's outputs
+   agree with one of them on every input, names that mistake and gives a hint.
+3. *The wrong shape* (when no known mistake explains it): expected and actual shape.
+4. Otherwise the first failing input and the largest difference.
+
+The short name of the problem is in ``ExerciseError.mistake``.
 
 Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_relative_position_matrix` (the shift matrix :math:`M_k`, chapter 4),
@@ -16,7 +28,10 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
 :func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
 
-``KNOWN_MISTAKES`` lists, for each checker, the mistakes it recognises. Importing this
+``KNOWN_MISTAKES`` lists, for each checker, the mistakes it recognises. It is built from
+the table each checker reports from (a checker can only name a mistake of its table), so
+the two cannot drift apart. A checker called with a bad argument of its own (e.g. not a
+function) raises ``TypeError`` or ``ValueError`` naming the argument. Importing this
 module loads numpy and ``posenc`` only (no sympy, no matplotlib). A student function that
 raises ``NotImplementedError`` (the stub of the student edition) propagates unchanged.
 """
@@ -25,7 +40,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +54,7 @@ from .sinusoidal import frequencies, relative_position_matrix, sinusoidal_encodi
 __all__ = [
     "ExerciseError",
     "KNOWN_MISTAKES",
+    "RESULT_PROBLEMS",
     "check_alibi_slopes",
     "check_learned_backward",
     "check_relative_position_matrix",
@@ -50,14 +67,69 @@ __all__ = [
 class ExerciseError(AssertionError):
     """A student's function disagrees with the reference.
 
-    ``mistake`` is the short name of the recognised mistake (a key of the checker's entry
-    in ``KNOWN_MISTAKES``, or a combination joined by ``" + "``), or ``None`` when the
-    failure matches no known mistake.
+    ``mistake`` is the short name of the problem: a name in the checker's entry of
+    ``KNOWN_MISTAKES`` (or a combination of them joined by ``" + "``), a name in
+    ``RESULT_PROBLEMS`` when the result itself is unusable (the function raised, returned
+    no array, complex values, NaN...), or ``None`` when the failure matches no known mistake.
     """
 
     def __init__(self, message: str, mistake: str | None = None) -> None:
         super().__init__(message)
         self.mistake = mistake
+
+
+# Problems with the result itself, shared by every checker (``ExerciseError.mistake``).
+RESULT_PROBLEMS: tuple[str, ...] = (
+    "raised an exception",
+    "not an array",
+    "complex values",
+    "wrong dtype",
+    "NaN or infinity",
+    "wrong shape",
+    "different results for the same input",
+)
+
+
+@dataclass(frozen=True)
+class _Mistake:
+    """A known mistake: its short name and the hint shown to the student."""
+
+    name: str
+    hint: str
+
+
+# checker name -> mistake key -> mistake; KNOWN_MISTAKES is built from this table
+_MISTAKES: dict[str, dict[str, _Mistake]] = {}
+
+
+def _mistakes(checker: str, **entries: tuple[str, str]) -> dict[str, _Mistake]:
+    """Register the known mistakes of ``checker`` (key -> (name, hint)) and return them."""
+    table = {key: _Mistake(name, hint) for key, (name, hint) in entries.items()}
+    _MISTAKES[checker] = table
+    return table
+
+
+def _mistake_error(
+    label: str, table: Mapping[str, _Mistake], keys: Sequence[str], fmt: Mapping[str, str] | None = None
+) -> ExerciseError:
+    """The error naming the known mistake(s) ``keys`` of ``table`` (a key not in it is a KeyError)."""
+    found = [table[key] for key in keys]
+    name = " + ".join(m.name for m in found)
+    hints = []
+    for m in found:
+        hint = m.hint
+        for field, value in (fmt or {}).items():
+            hint = hint.replace("{" + field + "}", value)
+        hints.append(hint)
+    return ExerciseError(
+        f"{label} is not correct: known mistake '{name}'." + "".join(f"\n  Hint: {h}" for h in hints),
+        mistake=name,
+    )
+
+
+def _problem(message: str, problem: str) -> ExerciseError:
+    assert problem in RESULT_PROBLEMS, problem
+    return ExerciseError(message, mistake=problem)
 
 
 @dataclass(frozen=True)
@@ -72,80 +144,212 @@ class _Case:
     large: bool = False  # positions beyond float32's exact integers: skipped when matching a mistake
 
 
-def _describe(case: _Case) -> str:
-    return case.label
+def _check_fn(checker: str, fn: object) -> None:
+    if not callable(fn):
+        raise TypeError(
+            f"{checker}: the argument fn must be your function (a callable), got {type(fn).__name__} "
+            f"{_short_repr(fn)}; pass the function itself (e.g. my_function), not the result of a call"
+        )
 
 
-def _call(fn: Callable, case: _Case, name: str) -> object:
+def _short_repr(value: object, limit: int = 60) -> str:
     try:
-        return fn(*case.args, **case.kwargs)
+        text = repr(value)
+    except Exception:  # a broken __repr__
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _call(fn: Callable, args: tuple, kwargs: dict, label: str, where: str) -> object:
+    """``fn(*args, **kwargs)``; any exception but ``NotImplementedError`` becomes an ExerciseError."""
+    try:
+        return fn(*args, **kwargs)
     except NotImplementedError:
         raise
-    except Exception as exc:  # the student's code failed: say where
-        raise ExerciseError(
-            f"{name} raised {type(exc).__name__}: {exc}\n  on input {_describe(case)}", mistake="exception"
+    except Exception as exc:  # the student's code failed: say how and where
+        raise _problem(
+            f"{label} raised {_exception_text(exc)}\n  on input {where}", "raised an exception"
         ) from exc
 
 
-def _as_float_array(value: object) -> np.ndarray | None:
-    try:
-        arr = np.asarray(value)
-    except Exception:
-        return None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        return None
-    return arr
+def _call_case(fn: Callable, case: _Case, label: str) -> object:
+    """Call ``fn`` on copies of the case's arrays, so that the case survives a function writing to them."""
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
+    kwargs = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in case.kwargs.items()}
+    return _call(fn, args, kwargs, label, case.label)
 
 
-def _close(got: np.ndarray | None, expected: np.ndarray, tol: float, *, exact: bool = False) -> bool:
-    if got is None or got.shape != expected.shape:
+def _describe_type(value: object) -> str:
+    if value is None:
+        return "None (is a return statement missing?)"
+    if isinstance(value, (list, tuple)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                shape = np.asarray(value).shape
+        except Exception:  # ragged or not convertible
+            return f"a {type(value).__name__} of length {len(value)}"
+        return f"a {type(value).__name__} of length {len(value)} (shape {shape} as an array)"
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return f"a scalar of type {type(value).__name__} ({_short_repr(value)})"
+    return f"an object of type {type(value).__name__}"
+
+
+def _result_array(
+    value: object, expected: np.ndarray, *, label: str, what: str, where: str, kind: str, tol: float
+) -> np.ndarray:
+    """Check that ``value`` is a usable result and return it as float64 (``kind="float"``) or int64.
+
+    Raises the ExerciseError of the first problem found: not an ndarray, complex, a
+    non-numeric dtype, NaN or infinity, then the wrong kind of number. The shape is checked
+    later, after the known mistakes (some of which have another shape).
+    """
+    want = "float64" if kind == "float" else "integer (e.g. int64)"
+    expect = f"expected a numpy array of shape {expected.shape} and dtype {want}"
+    on = f"\n  on input {where}"
+    if not isinstance(value, np.ndarray):
+        extra = " (wrap it in np.asarray(...) before returning)" if isinstance(value, (list, tuple)) else ""
+        raise _problem(f"{label}: {what} is {_describe_type(value)}; {expect}{extra}{on}", "not an array")
+    dtype = value.dtype
+    if np.issubdtype(dtype, np.complexfloating):
+        with np.errstate(all="ignore"):
+            imag = float(np.max(np.abs(value.imag), initial=0.0))
+        part = (
+            "its imaginary part is zero, but the result must be a real array"
+            if imag == 0.0
+            else f"imaginary parts up to {imag:.3g}"
+        )
+        raise _problem(
+            f"{label}: {what} has complex values (dtype {dtype}; {part}); {expect}. Return a real "
+            f"array (if you computed with complex numbers z, write z.real and z.imag into real "
+            f"coordinates){on}",
+            "complex values",
+        )
+    if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+        raise _problem(
+            f"{label}: {what} has dtype {dtype}, which does not hold numbers; {expect}"
+            + (" (an object array often comes from np.array of a ragged list)" if dtype.kind == "O" else "")
+            + on,
+            "wrong dtype",
+        )
+    if np.issubdtype(dtype, np.floating):
+        finite = np.isfinite(value)
+        if not np.all(finite):
+            n_nan = int(np.count_nonzero(np.isnan(value)))
+            n_inf = int(value.size - np.count_nonzero(finite) - n_nan)
+            first = tuple(int(i) for i in np.argwhere(~finite)[0])
+            raise _problem(
+                f"{label}: {what} contains {n_nan} NaN and {n_inf} infinite values (the first at index "
+                f"{first}); every value of the reference is finite{on}",
+                "NaN or infinity",
+            )
+    if kind == "float":
+        if np.issubdtype(dtype, np.integer):
+            raise _problem(
+                f"{label}: {what} has the integer dtype {dtype}; {expect}. An integer array truncates "
+                f"every value written into it: create it with dtype=np.float64{on}",
+                "wrong dtype",
+            )
+        if dtype.itemsize < 8:
+            raise _problem(
+                f"{label}: {what} has dtype {dtype}; {expect}. {dtype} keeps about "
+                f"{np.finfo(dtype).precision} significant digits, too few for the check's tolerance "
+                f"({tol:.1g}): compute and return float64{on}",
+                "wrong dtype",
+            )
+        return np.asarray(value, dtype=np.float64)
+    if not np.issubdtype(dtype, np.integer):
+        raise _problem(
+            f"{label}: {what} has dtype {dtype}; {expect}. Bucket indices index a table of "
+            f"embeddings, so they are integers: convert with .astype(np.int64){on}",
+            "wrong dtype",
+        )
+    return np.asarray(value, dtype=np.int64)
+
+
+def _close(
+    got: np.ndarray, expected: object, tol: float, *, exact: bool = False, relative: bool = False
+) -> bool:
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
         return False
     if exact:
         return bool(np.array_equal(got, expected))
-    if not np.all(np.isfinite(got)):
-        return False
-    return bool(np.max(np.abs(got.astype(np.float64) - expected), initial=0.0) <= tol)
+    with np.errstate(all="ignore"):
+        diff = np.abs(got - expected)
+        if relative:
+            diff = diff / np.abs(expected)
+        return bool(np.all(diff <= tol))  # False on NaN
 
 
-def _error(got: np.ndarray | None, expected: np.ndarray) -> str:
-    if got is None:
-        return "the result is not a numeric array"
-    if got.shape != expected.shape:
-        return f"the result has shape {got.shape}, expected {expected.shape}"
-    if not np.all(np.isfinite(got)):
-        return "the result contains NaN or infinity"
-    diff = np.abs(got.astype(np.float64) - expected)
+def _wrong_shape(label: str, what: str, got: np.ndarray, expected: np.ndarray, shape_doc: str, where: str):
+    return _problem(
+        f"{label}: {what} has shape {got.shape}, expected {expected.shape}{shape_doc}\n  on input {where}",
+        "wrong shape",
+    )
+
+
+def _error(got: np.ndarray, expected: np.ndarray, *, relative: bool = False) -> str:
+    with np.errstate(all="ignore"):
+        diff = np.abs(got - expected)
+        if relative:
+            diff = diff / np.abs(expected)
     where = np.unravel_index(int(np.argmax(diff)), diff.shape)
     return (
-        f"largest difference {float(diff[where]):.3g} at index {tuple(int(i) for i in where)}: "
-        f"got {got[where]!r}, expected {expected[where]!r}"
+        f"largest {'relative ' if relative else ''}difference {float(diff[where]):.3g} at index "
+        f"{tuple(int(i) for i in where)}: got {got[where].item()!r}, expected {expected[where].item()!r}"
     )
 
 
 @dataclass(frozen=True)
 class _Variant:
-    """A known mistake: ``compute(case)`` is the wrong output it produces on ``case``."""
+    """A known mistake (or combination): ``compute(case)`` is the wrong output it produces on ``case``."""
 
-    name: str
-    hint: str
+    keys: tuple[str, ...]
     compute: Callable[[_Case], np.ndarray]
 
 
 def _run(
-    name: str,
+    checker: str,
+    label: str,
     fn: Callable,
     cases: Sequence[_Case],
-    variants: Iterable[_Variant],
+    table: Mapping[str, _Mistake],
+    variants: Sequence[_Variant],
     *,
+    kind: str = "float",
     exact: bool = False,
-    extra_diagnosis: Callable[[list[np.ndarray | None], list[bool]], tuple[str, str] | None] | None = None,
+    relative: bool = False,
+    variant_tol: float = 1e-6,
+    shape_doc: str = "",
+    fmt: Mapping[str, str] | None = None,
+    extra_diagnosis: Callable[[list[np.ndarray]], tuple[str, ...] | None] | None = None,
 ) -> str:
     """Compare ``fn`` with the reference on ``cases``; diagnose and raise on a mismatch."""
-    if not callable(fn):
-        raise TypeError(f"expected a function, got {fn!r}")
-    outputs = [_as_float_array(_call(fn, case, name)) for case in cases]
+    _check_fn(checker, fn)
+    unknown = {key for variant in variants for key in variant.keys} - set(table)
+    if unknown:  # a variant may only report a mistake of the checker's table
+        raise RuntimeError(f"{checker}: variants report unregistered mistakes {sorted(unknown)}")
+    outputs = []
+    for case in cases:
+        expected = np.asarray(case.expected)
+        value = _call_case(fn, case, label)
+        outputs.append(
+            _result_array(
+                value, expected, label=label, what="the result", where=case.label, kind=kind, tol=case.tol
+            )
+        )
     ok = [
-        _close(out, np.asarray(case.expected), case.tol, exact=exact)
+        _close(out, case.expected, case.tol, exact=exact, relative=relative)
         for out, case in zip(outputs, cases, strict=True)
     ]
     if all(ok):
@@ -154,26 +358,25 @@ def _run(
     # (e.g. p / w_i) can be far larger than the reference's, and so is their rounding error.
     for variant in variants:
         if all(
-            _close(out, np.asarray(variant.compute(case)), max(case.tol, 1e-6), exact=exact)
+            _close(out, variant.compute(case), max(case.tol, variant_tol), exact=exact, relative=relative)
             for out, case in zip(outputs, cases, strict=True)
             if not case.large
         ):
-            raise ExerciseError(
-                f"{name} is not correct: known mistake '{variant.name}'.\n  Hint: {variant.hint}",
-                mistake=variant.name,
-            )
+            raise _mistake_error(label, table, variant.keys, fmt)
     if extra_diagnosis is not None:
-        found = extra_diagnosis(outputs, ok)
-        if found is not None:
-            mistake, hint = found
-            raise ExerciseError(
-                f"{name} is not correct: known mistake '{mistake}'.\n  Hint: {hint}", mistake=mistake
-            )
+        keys = extra_diagnosis(outputs)
+        if keys is not None:
+            raise _mistake_error(label, table, keys, fmt)
+    for out, case in zip(outputs, cases, strict=True):
+        expected = np.asarray(case.expected)
+        if out.shape != expected.shape:
+            raise _wrong_shape(label, "the result", out, expected, shape_doc, case.label)
     first = ok.index(False)
     case = cases[first]
     raise ExerciseError(
-        f"{name} is wrong on {ok.count(False)} of {len(cases)} inputs (no known mistake matches).\n"
-        f"  First failing input: {_describe(case)}\n  {_error(outputs[first], np.asarray(case.expected))}",
+        f"{label} is wrong on {ok.count(False)} of {len(cases)} inputs (no known mistake matches).\n"
+        f"  First failing input: {case.label}\n  "
+        f"{_error(outputs[first], np.asarray(case.expected), relative=relative)}",
         mistake=None,
     )
 
@@ -182,35 +385,44 @@ def _run(
 # Sinusoidal encoding (chapter 3)
 # --------------------------------------------------------------------------------------
 
-_SIN_FLAGS = {
-    "split": (
+_FLOAT32_ANGLES = (
+    "float32 angles at large positions",
+    "form the angles p * w_i in float64 (np.float64 positions and frequencies) and cast only the "
+    "final result if you need float32; float32 has 24 bits, so above 2**24 the positions "
+    "themselves are rounded and the angle error at p ~ 1e8 is several radians.",
+)
+
+_SIN = _mistakes(
+    "check_sinusoidal_encoding",
+    split=(
         "concatenated (split) instead of interleaved",
         "Vaswani et al. interleave the pairs: column 2i holds sin(p*w_i) and column 2i+1 holds "
         "cos(p*w_i). Putting all sines first and all cosines after them is the 'split' layout.",
     ),
-    "division": (
+    division=(
         "division instead of multiplication",
         "the angle is p * w_i with w_i = base**(-2i/d); dividing p by w_i (p / w_i = p * base**(2i/d)) "
         "makes the slow pairs the fastest ones.",
     ),
-    "swapped": (
+    swapped=(
         "sin and cos swapped",
         "the even column 2i holds the sine and the odd column 2i+1 the cosine (row 0 is 0, 1, 0, 1, ...).",
     ),
-    "missing_2": (
+    missing_2=(
         "missing factor 2 in the exponent 2i/d",
         "w_i = base**(-2i/d) with i the pair index 0..d/2-1; base**(-i/d) only reaches base**(-1/2).",
     ),
-    "column_index": (
+    column_index=(
         "column index instead of pair index in the exponent",
         "both columns 2i and 2i+1 of pair i use the same frequency w_i = base**(-2i/d); using "
         "base**(-j/d) for column j gives the cosine a different frequency than its sine.",
     ),
-    "base_ignored": (
+    base_ignored=(
         "base argument ignored",
         "use the base you are given (e.g. base=500 or 1e6), not the constant 10000.",
     ),
-}
+    float32=_FLOAT32_ANGLES,
+)
 
 
 def _sinusoid_variant(
@@ -231,8 +443,8 @@ def _sinusoid_variant(
         expo_sin = expo_cos = np.arange(half) / d
     else:  # column index
         expo_sin, expo_cos = np.arange(0, d, 2) / d, np.arange(1, d, 2) / d
-    omega_sin = frequencies(d, base) if exponent == "pair" else base ** (-expo_sin)
-    omega_cos = frequencies(d, base) if exponent == "pair" else base ** (-expo_cos)
+    omega_sin = frequencies(d, base=base) if exponent == "pair" else base ** (-expo_sin)
+    omega_cos = frequencies(d, base=base) if exponent == "pair" else base ** (-expo_cos)
     if division:
         a_sin, a_cos = pos / omega_sin, pos / omega_cos
     else:
@@ -306,53 +518,37 @@ def _sinusoid_variants() -> list[_Variant]:
             positions, d = case.args
             return _sinusoid_variant(positions, d, case.kwargs["base"], exponent=exponent, **kw)
 
-        variants.append(
-            _Variant(
-                " + ".join(_SIN_FLAGS[n][0] for n in names),
-                " ".join(_SIN_FLAGS[n][1] for n in names),
-                compute,
-            )
-        )
-    variants.append(
-        _Variant(
-            _SIN_FLAGS["base_ignored"][0],
-            _SIN_FLAGS["base_ignored"][1],
-            lambda case: sinusoidal_encoding(case.args[0], case.args[1]),
-        )
-    )
+        variants.append(_Variant(tuple(names), compute))
+    variants.append(_Variant(("base_ignored",), lambda case: sinusoidal_encoding(case.args[0], case.args[1])))
     return variants
 
 
 def _float32_diagnosis(
-    cases: Sequence[_Case], outputs: list[np.ndarray | None], ok: list[bool], *, large: float = 2.0**24
-) -> tuple[str, str] | None:
+    positions: Sequence[np.ndarray],
+    cases: Sequence[_Case],
+    outputs: list[np.ndarray],
+    *,
+    large: float = 2.0**24,
+) -> tuple[str, ...] | None:
     """float32 angles: right to float32 accuracy at small positions, wrong at large ones."""
-    small_ok, large_bad, any_large = True, False, False
-    for case, out, good in zip(cases, outputs, ok, strict=True):
-        positions = np.asarray(case.kwargs.get("positions", case.args[0] if case.args else None))
+    any_large = large_bad = False
+    for pos, case, out in zip(positions, cases, outputs, strict=True):
         expected = np.asarray(case.expected)
-        if out is None or out.shape != expected.shape:
+        if out.shape != expected.shape:
             return None
-        is_large = positions is not None and positions.size and float(np.max(np.abs(positions))) >= large
-        if is_large:
+        top = float(np.max(np.abs(pos), initial=0.0))
+        if top >= large:
             any_large = True
-            large_bad = large_bad or not good
-        elif not _close(out, expected, 1e-4 + 1e-6 * float(np.max(np.abs(positions), initial=0.0))):
-            small_ok = False
-    if small_ok and any_large and (large_bad or any(o is not None and o.dtype.itemsize < 8 for o in outputs)):
-        return (
-            "float32 angles at large positions",
-            "form the angles p * w_i in float64 (np.float64 positions and frequencies) and cast only the "
-            "final result if you need float32; float32 has 24 bits, so above 2**24 the positions "
-            "themselves are rounded and the angle error at p ~ 1e8 is several radians.",
-        )
-    return None
+            large_bad = large_bad or not _close(out, expected, case.tol)
+        elif not _close(out, expected, 1e-4 + 1e-6 * top):
+            return None
+    return ("float32",) if any_large and large_bad else None
 
 
 def check_sinusoidal_encoding(fn: Callable) -> str:
     r"""Check ``fn(positions, d_model, base=10000.0)`` against :func:`~posenc.sinusoidal.sinusoidal_encoding`.
 
-    ``positions`` is a 1-D float64 array, the result must be the interleaved
+    ``positions`` is a 1-D float64 array, the result must be the interleaved float64
     ``(len(positions), d_model)`` table (column ``2i`` = :math:`\sin(p\omega_i)`, column
     ``2i+1`` = :math:`\cos(p\omega_i)`, :math:`\omega_i = \mathrm{base}^{-2i/d}`).
     Inputs: widths 2 to 512, bases 2**16, 10, 500, 1e6, negative and non-integer
@@ -361,21 +557,52 @@ def check_sinusoidal_encoding(fn: Callable) -> str:
     Recognised mistakes (and any combination of the first five): concatenated (split)
     layout, division instead of multiplication, sin/cos swapped, missing factor 2 in
     ``2i/d``, column index ``j/d`` instead of pair index, the ``base`` argument ignored,
-    float32 angles at large positions.
+    float32 angles at large positions (with a float64 result; a float32 result is refused
+    as the wrong dtype).
     """
     cases = _sinusoid_cases()
     return _run(
+        "check_sinusoidal_encoding",
         "your sinusoidal encoding",
         fn,
         cases,
+        _SIN,
         _sinusoid_variants(),
-        extra_diagnosis=lambda outputs, ok: _float32_diagnosis(cases, outputs, ok),
+        shape_doc=" = (len(positions), d_model)",
+        extra_diagnosis=lambda outputs: _float32_diagnosis([c.args[0] for c in cases], cases, outputs),
     )
 
 
 # --------------------------------------------------------------------------------------
 # Relative position matrix M_k (chapter 4)
 # --------------------------------------------------------------------------------------
+
+_REL = _mistakes(
+    "check_relative_position_matrix",
+    transposed=(
+        "M_{-k} (transposed: sine sign flipped)",
+        "M_k maps the pair (sin p*w, cos p*w) to (sin (p+k)w, cos (p+k)w) = "
+        "(cos kw * sin pw + sin kw * cos pw, -sin kw * sin pw + cos kw * cos pw): the +sin is in the "
+        "first row. The textbook rotation [[c, -s], [s, c]] acts on (cos, sin) pairs, and the "
+        "transpose is the map for row vectors (PE[p] @ M).",
+    ),
+    split=(
+        "matrix for the split layout",
+        "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
+        "2x2 blocks sit on the diagonal; the split layout pairs columns i and i + d/2.",
+    ),
+    division=("division instead of multiplication", "block i rotates by the angle k * w_i, not k / w_i."),
+    missing_2=(
+        "missing factor 2 in the exponent 2i/d",
+        "w_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
+    ),
+    base_ignored=("base argument ignored", "use the base you are given, not the constant 10000."),
+    no_offset=(
+        "matrix does not depend on the offset",
+        "M_k rotates the pair i by the angle k * w_i, so it changes with the offset k: only M_0 is the "
+        "identity. Use the offset argument in every block.",
+    ),
+)
 
 
 def _block_matrix(d: int, angles: np.ndarray, *, sign: float = 1.0) -> np.ndarray:
@@ -389,12 +616,23 @@ def _block_matrix(d: int, angles: np.ndarray, *, sign: float = 1.0) -> np.ndarra
     return m
 
 
+def _offset_ignored(cases: Sequence[_Case], outputs: list[np.ndarray]) -> tuple[str, ...] | None:
+    """Every width gives the same matrix for all its offsets (which the reference does not)."""
+    groups: dict[tuple, list[np.ndarray]] = {}
+    for case, out in zip(cases, outputs, strict=True):
+        groups.setdefault((case.args[0], case.kwargs["base"]), []).append(out)
+    several = [outs for outs in groups.values() if len(outs) > 1]
+    if several and all(all(_close(o, outs[0], 1e-12) for o in outs[1:]) for outs in several):
+        return ("no_offset",)
+    return None
+
+
 def check_relative_position_matrix(fn: Callable) -> str:
     r"""Check ``fn(d_model, offset, base=10000.0)`` against the reference shift matrix.
 
     The reference is :func:`~posenc.sinusoidal.relative_position_matrix`.
 
-    The result must be the ``(d_model, d_model)`` matrix :math:`M_k` with
+    The result must be the float64 ``(d_model, d_model)`` matrix :math:`M_k` with
     :math:`PE_{p+k} = M_k PE_p` in the interleaved layout. Inputs: widths 2 to 128, integer,
     negative, fractional and large offsets, several bases.
 
@@ -429,48 +667,74 @@ def check_relative_position_matrix(fn: Callable) -> str:
     def angles(case: _Case, *, division: bool = False, missing_2: bool = False) -> np.ndarray:
         d, k = case.args
         base = case.kwargs["base"]
-        omega = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base)
+        omega = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base=base)
         return k / omega if division else k * omega
 
     variants = [
+        _Variant(("transposed",), lambda case: _block_matrix(case.args[0], angles(case), sign=-1.0)),
         _Variant(
-            "M_{-k} (transposed: sine sign flipped)",
-            "M_k maps the pair (sin p*w, cos p*w) to (sin (p+k)w, cos (p+k)w) = "
-            "(cos kw * sin pw + sin kw * cos pw, -sin kw * sin pw + cos kw * cos pw): the +sin is in the "
-            "first row. The textbook rotation [[c, -s], [s, c]] acts on (cos, sin) pairs, and the "
-            "transpose is the map for row vectors (PE[p] @ M).",
-            lambda case: _block_matrix(case.args[0], angles(case), sign=-1.0),
-        ),
-        _Variant(
-            "matrix for the split layout",
-            "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
-            "2x2 blocks sit on the diagonal; the split layout pairs columns i and i + d/2.",
+            ("split",),
             lambda case: relative_position_matrix(
                 case.args[0], case.args[1], base=case.kwargs["base"], layout="split"
             ),
         ),
-        _Variant(
-            "division instead of multiplication",
-            "block i rotates by the angle k * w_i, not k / w_i.",
-            lambda case: _block_matrix(case.args[0], angles(case, division=True)),
-        ),
-        _Variant(
-            "missing factor 2 in the exponent 2i/d",
-            "w_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
-            lambda case: _block_matrix(case.args[0], angles(case, missing_2=True)),
-        ),
-        _Variant(
-            "base argument ignored",
-            "use the base you are given, not the constant 10000.",
-            lambda case: relative_position_matrix(case.args[0], case.args[1]),
-        ),
+        _Variant(("division",), lambda case: _block_matrix(case.args[0], angles(case, division=True))),
+        _Variant(("missing_2",), lambda case: _block_matrix(case.args[0], angles(case, missing_2=True))),
+        _Variant(("base_ignored",), lambda case: relative_position_matrix(case.args[0], case.args[1])),
     ]
-    return _run("your relative position matrix", fn, cases, variants)
+    return _run(
+        "check_relative_position_matrix",
+        "your relative position matrix",
+        fn,
+        cases,
+        _REL,
+        variants,
+        shape_doc=" = (d_model, d_model)",
+        extra_diagnosis=lambda outputs: _offset_ignored(cases, outputs),
+    )
 
 
 # --------------------------------------------------------------------------------------
 # Learned embedding backward pass (chapter 8)
 # --------------------------------------------------------------------------------------
+
+_LEARNED = _mistakes(
+    "check_learned_backward",
+    first=(
+        "gradient of only the first batch element",
+        "row p of E is used by all B sequences, so its gradient is the sum over the batch, "
+        "grad_output.sum(axis=0), not grad_output[0]. A test with B = 1 cannot see this.",
+    ),
+    last=(
+        "gradient of only the last batch element",
+        "the loop over the batch overwrites instead of adding: sum over the batch axis.",
+    ),
+    mean=(
+        "mean instead of sum over the batch",
+        "the loss already contains whatever averaging it wants; the chain rule sums the "
+        "contributions of the B sequences, it does not average them.",
+    ),
+    rows=(
+        "only L rows returned",
+        "grad_E has the shape of the whole table, (max_len, d); the rows p >= L were not used and "
+        "their gradient is zero.",
+    ),
+    grad_x_summed=(
+        "grad_X summed over the batch",
+        "only grad_E is summed over the batch; every sequence has its own X. Y = X + E[:L] so "
+        "dL/dX = dL/dY: return grad_output itself (a copy), shape (B, L, d).",
+    ),
+    accumulated=(
+        "gradient accumulated across calls",
+        "the same grad_output gave a grad_E that grows by the same amount at every call; recompute "
+        "grad_E from zeros in every call instead of adding to a stored array.",
+    ),
+    in_place=(
+        "grad_output modified in place",
+        "the upstream gradient belongs to the caller; build grad_E in a new array "
+        "(np.zeros((max_len, d))) and return a copy of grad_output as grad_X.",
+    ),
+)
 
 
 def check_learned_backward(fn: Callable) -> str:
@@ -478,15 +742,18 @@ def check_learned_backward(fn: Callable) -> str:
 
     ``grad_output`` has shape ``(B, L, d)``; the reference is ``grad_X = grad_output`` and
     ``grad_E`` of shape ``(max_len, d)`` with rows ``:L`` the batch **sum** of
-    ``grad_output`` and rows ``L:`` zero (as :meth:`~posenc.learned.LearnedPositionalEncoding.backward`).
-    Inputs: ``B`` from 1 to 6, ``L`` up to ``max_len``. Each input is passed twice, to
-    catch state kept between calls, and ``grad_output`` must not be modified.
+    ``grad_output`` and rows ``L:`` zero (as :meth:`~posenc.learned.LearnedPositionalEncoding.backward`),
+    both float64 arrays, returned as a tuple. Inputs: ``B`` from 1 to 6, ``L`` up to
+    ``max_len``. Each input is passed twice (three times if the results differ), to catch
+    state kept between calls, and ``grad_output`` must not be modified.
 
     Recognised mistakes: gradient of the first (or last) batch element only, mean instead
     of sum over the batch, only ``L`` rows
     returned (rows ``L:`` missing), ``grad_X`` summed over the batch, gradient accumulated
     across calls, ``grad_output`` modified in place.
     """
+    checker = "check_learned_backward"
+    _check_fn(checker, fn)
     rng = np.random.default_rng(8)
     specs = [
         (1, 5, 8, 3),
@@ -516,100 +783,92 @@ def check_learned_backward(fn: Callable) -> str:
             )
         )
 
-    name = "your backward"
+    label = "your backward"
+
+    def call(case: _Case) -> tuple[np.ndarray, np.ndarray]:
+        g, max_len = case.args
+        given = g.copy()
+        out = _call(fn, (given, max_len), {}, label, case.label)
+        if not np.array_equal(given, g):
+            raise _mistake_error(label, _LEARNED, ("in_place",))
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise _problem(
+                f"{label} must return a tuple (grad_X, grad_E) of two numpy arrays, got "
+                f"{_describe_type(out)}\n  on input {case.label}",
+                "not an array",
+            )
+        return tuple(
+            _result_array(
+                value, expected, label=label, what=what, where=case.label, kind="float", tol=case.tol
+            )
+            for value, expected, what in zip(out, case.expected, ("grad_X", "grad_E"), strict=True)
+        )
+
     results = []
     for case in cases:
-        g = case.args[0]
-        before = g.copy()
-        out = _call(fn, case, name)
-        if not np.array_equal(g, before):
-            raise ExerciseError(
-                f"{name} is not correct: known mistake 'grad_output modified in place'.\n"
-                "  Hint: the upstream gradient belongs to the caller; build grad_E in a new array "
-                "(np.zeros((max_len, d))) and return a copy of grad_output as grad_X.",
-                mistake="grad_output modified in place",
+        first = call(case)
+        second = call(case)
+        if second[1].shape == first[1].shape and not _close(second[1], first[1], 1e-12):
+            third = call(case)
+            step = second[1] - first[1]
+            if third[1].shape == first[1].shape and _close(third[1] - second[1], step, 1e-9):
+                raise _mistake_error(label, _LEARNED, ("accumulated",))
+            raise _problem(
+                f"{label} returned a different grad_E when called again with the same grad_output "
+                f"(largest change {float(np.max(np.abs(step))):.3g}); the gradient must depend on the "
+                f"arguments only, not on random numbers or state kept between calls\n  on input {case.label}",
+                "different results for the same input",
             )
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise ExerciseError(
-                f"{name} must return a pair (grad_X, grad_E), got {type(out).__name__}\n"
-                f"  on input {case.label}",
-                mistake="wrong return value",
-            )
-        again = _call(fn, _Case((before.copy(), case.args[1]), {}, None, 0.0, case.label), name)
-        if isinstance(again, tuple) and len(again) == 2:
-            first_e, second_e = _as_float_array(out[1]), _as_float_array(again[1])
-            if first_e is not None and second_e is not None and first_e.shape == second_e.shape:
-                if not np.allclose(first_e, second_e, atol=1e-12) and np.abs(before).max() > 0:
-                    raise ExerciseError(
-                        f"{name} is not correct: known mistake 'gradient accumulated across calls'.\n"
-                        "  Hint: the same grad_output gave a different grad_E on the second call; "
-                        "recompute grad_E from zeros in every call instead of adding to a stored array.",
-                        mistake="gradient accumulated across calls",
-                    )
-        results.append((_as_float_array(out[0]), _as_float_array(out[1])))
+        results.append(first)
 
-    def ok_pair(res: tuple, expected: tuple) -> bool:
-        return _close(res[0], expected[0], 1e-12) and _close(res[1], expected[1], 1e-12)
+    def all_close(index: int, target: Callable[[_Case], np.ndarray]) -> bool:
+        return all(_close(r[index], target(c), 1e-12) for r, c in zip(results, cases, strict=True))
 
-    if all(ok_pair(r, c.expected) for r, c in zip(results, cases, strict=True)):
+    if all_close(0, lambda c: c.expected[0]) and all_close(1, lambda c: c.expected[1]):
         return f"correct on {len(cases)} inputs"
 
-    def grad_e(rows: Callable[[np.ndarray], np.ndarray], case: _Case, full: bool = True) -> np.ndarray:
-        g, max_len = case.args
-        r = rows(g)
-        if not full:
-            return r
-        out = np.zeros((max_len, g.shape[2]))
-        out[: r.shape[0]] = r
-        return out
+    def padded(rows: Callable[[np.ndarray], np.ndarray]) -> Callable[[_Case], np.ndarray]:
+        def target(case: _Case) -> np.ndarray:
+            g, max_len = case.args
+            out = np.zeros((max_len, g.shape[2]))
+            out[: g.shape[1]] = rows(g)
+            return out
 
-    e_variants = [
-        (
-            "gradient of only the first batch element",
-            lambda g: g[0],
-            "row p of E is used by all B sequences, so its gradient is the sum over the batch, "
-            "grad_output.sum(axis=0), not grad_output[0]. A test with B = 1 cannot see this.",
-        ),
-        (
-            "gradient of only the last batch element",
-            lambda g: g[-1],
-            "the loop over the batch overwrites instead of adding: sum over the batch axis.",
-        ),
-        (
-            "mean instead of sum over the batch",
-            lambda g: g.mean(axis=0),
-            "the loss already contains whatever averaging it wants; the chain rule sums the "
-            "contributions of the B sequences, it does not average them.",
-        ),
+        return target
+
+    for key, rows in (
+        ("first", lambda g: g[0]),
+        ("last", lambda g: g[-1]),
+        ("mean", lambda g: g.mean(axis=0)),
+    ):
+        if all_close(1, padded(rows)):
+            raise _mistake_error(label, _LEARNED, (key,))
+    if all_close(1, lambda c: c.args[0].sum(axis=0)):
+        raise _mistake_error(label, _LEARNED, ("rows",))
+    grad_e_right = all_close(1, lambda c: c.expected[1])
+    if grad_e_right and all_close(0, lambda c: c.args[0].sum(axis=0)):
+        raise _mistake_error(label, _LEARNED, ("grad_x_summed",))
+    shape_docs = (" = grad_output.shape", " = (max_len, d)")
+    for r, c in zip(results, cases, strict=True):
+        for index, what in enumerate(("grad_X", "grad_E")):
+            if r[index].shape != c.expected[index].shape:
+                raise _wrong_shape(label, what, r[index], c.expected[index], shape_docs[index], c.label)
+    index = 0 if grad_e_right else 1
+    which = ("grad_X", "grad_E")[index]
+    wrong = [
+        i
+        for i, (r, c) in enumerate(zip(results, cases, strict=True))
+        if not _close(r[index], c.expected[index], 1e-12)
     ]
-    for mistake, rows, hint in e_variants:
-        if all(_close(r[1], grad_e(rows, c), 1e-12) for r, c in zip(results, cases, strict=True)):
-            raise ExerciseError(
-                f"{name} is not correct: known mistake '{mistake}'.\n  Hint: {hint}", mistake=mistake
-            )
-    if all(_close(r[1], c.args[0].sum(axis=0), 1e-12) for r, c in zip(results, cases, strict=True)):
-        mistake = "only L rows returned"
-        raise ExerciseError(
-            f"{name} is not correct: known mistake '{mistake}'.\n  Hint: grad_E has the shape of the "
-            "whole table, (max_len, d); the rows p >= L were not used and their gradient is zero.",
-            mistake=mistake,
-        )
-    if all(_close(r[1], c.expected[1], 1e-12) for r, c in zip(results, cases, strict=True)):
-        mistake = "grad_X wrong"
-        hint = "Y = X + E[:L] so dL/dX = dL/dY: return grad_output itself (a copy), shape (B, L, d)."
-        if all(_close(r[0], c.args[0].sum(axis=0), 1e-12) for r, c in zip(results, cases, strict=True)):
-            mistake = "grad_X summed over the batch"
-            hint = "only grad_E is summed over the batch; every sequence has its own X, " + hint
-        raise ExerciseError(
-            f"{name} is not correct: known mistake '{mistake}'.\n  Hint: {hint}", mistake=mistake
-        )
-    first = next(i for i, (r, c) in enumerate(zip(results, cases, strict=True)) if not ok_pair(r, c.expected))
-    r, c = results[first], cases[first]
-    which = "grad_X" if not _close(r[0], c.expected[0], 1e-12) else "grad_E"
-    idx = 0 if which == "grad_X" else 1
+    r, c = results[wrong[0]], cases[wrong[0]]
+    note = (
+        "grad_E is right on every input, grad_X is not: Y = X + E[:L] so dL/dX = dL/dY, i.e. grad_output.\n  "
+        if grad_e_right
+        else ""
+    )
     raise ExerciseError(
-        f"{name} is wrong (no known mistake matches).\n  First failing input: {c.label}\n"
-        f"  {which}: {_error(r[idx], c.expected[idx])}",
+        f"{label} is wrong (no known mistake matches): {which} is wrong on {len(wrong)} of {len(cases)} "
+        f"inputs.\n  {note}First failing input: {c.label}\n  {which}: {_error(r[index], c.expected[index])}",
         mistake=None,
     )
 
@@ -617,6 +876,33 @@ def check_learned_backward(fn: Callable) -> str:
 # --------------------------------------------------------------------------------------
 # RoPE (chapter 9)
 # --------------------------------------------------------------------------------------
+
+_ROPE = _mistakes(
+    "check_rope",
+    layout=(
+        "half/interleaved layout confusion",
+        "this exercise asks for the {layout} layout, and your function pairs the coordinates as in the "
+        "{other} layout. Interleaved (RoFormer, Meta LLaMA) pairs coordinates (2i, 2i+1); half (GPT-NeoX, "
+        "Hugging Face rotate_half) pairs (i, i + d/2). Both are RoPE, but a checkpoint trained with one "
+        "layout is wrong under the other.",
+    ),
+    sign=(
+        "rotation by -m*theta (sine sign flipped)",
+        "the pair (a, b) becomes (a cos - b sin, a sin + b cos), i.e. (a + ib) * exp(i m theta).",
+    ),
+    positions=(
+        "positions argument ignored",
+        "rotate row l by the angle positions[l] * theta_i, not l * theta_i: positions may be offset "
+        "(decoding with a cache) or arbitrary.",
+    ),
+    division=("division instead of multiplication", "the angle is m * theta_i, not m / theta_i."),
+    missing_2=(
+        "missing factor 2 in the exponent 2i/d",
+        "theta_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
+    ),
+    base_ignored=("base argument ignored", "use the base you are given, not the constant 10000."),
+    float32=_FLOAT32_ANGLES,
+)
 
 
 def _rope_variant(
@@ -629,7 +915,7 @@ def _rope_variant(
     missing_2: bool = False,
 ) -> np.ndarray:
     d = x.shape[-1]
-    theta = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base)
+    theta = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base=base)
     pos = np.asarray(positions, dtype=np.float64)[:, None]
     ang = pos / theta if division else pos * theta
     cos, sin = np.cos(ang), np.sin(ang)
@@ -650,18 +936,22 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
     r"""Check ``fn(x, positions, base=10000.0)`` against :func:`~posenc.rope.apply_rope` with ``layout``.
 
     ``x`` has shape ``(..., L, d_head)`` (2-D and 3-D inputs are used), ``positions`` is a
-    1-D float64 array of length ``L``; pair :math:`i` is rotated by :math:`m\theta_i`
-    counter-clockwise, :math:`(a, b) \mapsto (a\cos - b\sin, a\sin + b\cos)`. ``layout``
-    is the layout the exercise asks for: ``"interleaved"`` pairs ``(2i, 2i+1)``,
-    ``"half"`` pairs ``(i, i + d/2)``.
+    1-D float64 array of length ``L``; the result is a float64 array of the shape of ``x``
+    in which pair :math:`i` is rotated by :math:`m\theta_i` counter-clockwise,
+    :math:`(a, b) \mapsto (a\cos - b\sin, a\sin + b\cos)`. ``layout`` is the layout the
+    exercise asks for: ``"interleaved"`` pairs ``(2i, 2i+1)``, ``"half"`` pairs
+    ``(i, i + d/2)``.
 
     Recognised mistakes: the other layout (half vs interleaved confusion), rotation by
-    :math:`-m\theta_i` (sine sign flipped), the ``positions`` argument ignored (always
-    ``0..L-1``), division instead of multiplication, missing factor 2 in ``2i/d``, the
-    ``base`` argument ignored, float32 angles at large positions.
+    :math:`-m\theta_i` (sine sign flipped), both of these, the ``positions`` argument ignored
+    (always ``0..L-1``), division instead of multiplication, missing factor 2 in ``2i/d``,
+    the ``base`` argument ignored, float32 angles at large positions.
     """
-    if layout not in ("interleaved", "half"):
-        raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+    _check_fn("check_rope", fn)
+    if not isinstance(layout, str) or layout not in ("interleaved", "half"):
+        raise (ValueError if isinstance(layout, str) else TypeError)(
+            f"check_rope: the argument layout must be 'interleaved' or 'half', got {_short_repr(layout)}"
+        )
     other = "half" if layout == "interleaved" else "interleaved"
     rng = np.random.default_rng(9)
     cases = []
@@ -703,59 +993,82 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
         return compute
 
     variants = [
+        _Variant(("layout",), v(layout=other)),
         _Variant(
-            f"{other} layout instead of {layout} (RoPE layout confusion)",
-            "interleaved (RoFormer, Meta LLaMA) pairs coordinates (2i, 2i+1); half (GPT-NeoX, Hugging Face "
-            "rotate_half) pairs (i, i + d/2). Both are RoPE, but a checkpoint trained with one layout is "
-            f"wrong under the other. This exercise asks for the {layout} layout.",
-            v(layout=other),
-        ),
-        _Variant(
-            "rotation by -m*theta (sine sign flipped)",
-            "the pair (a, b) becomes (a cos - b sin, a sin + b cos), i.e. (a + ib) * exp(i m theta).",
+            ("sign",),
             lambda case: apply_rope(case.args[0], -case.args[1], base=case.kwargs["base"], layout=layout),
         ),
         _Variant(
-            f"{other} layout and rotation by -m*theta",
-            f"use the {layout} pairing and rotate counter-clockwise: (a cos - b sin, a sin + b cos).",
+            ("layout", "sign"),
             lambda case: apply_rope(case.args[0], -case.args[1], base=case.kwargs["base"], layout=other),
         ),
         _Variant(
-            "positions argument ignored",
-            "rotate row l by the angle positions[l] * theta_i, not l * theta_i: positions may be offset "
-            "(decoding with a cache) or arbitrary.",
+            ("positions",),
             lambda case: apply_rope(case.args[0], None, base=case.kwargs["base"], layout=layout),
         ),
-        _Variant(
-            "division instead of multiplication",
-            "the angle is m * theta_i, not m / theta_i.",
-            v(division=True),
-        ),
-        _Variant(
-            "missing factor 2 in the exponent 2i/d",
-            "theta_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
-            v(missing_2=True),
-        ),
-        _Variant(
-            "base argument ignored",
-            "use the base you are given, not the constant 10000.",
-            lambda case: apply_rope(case.args[0], case.args[1], layout=layout),
-        ),
+        _Variant(("division",), v(division=True)),
+        _Variant(("missing_2",), v(missing_2=True)),
+        _Variant(("base_ignored",), lambda case: apply_rope(case.args[0], case.args[1], layout=layout)),
     ]
     return _run(
+        "check_rope",
         f"your RoPE ({layout})",
         fn,
         cases,
+        _ROPE,
         variants,
-        extra_diagnosis=lambda outputs, ok: _float32_diagnosis(
-            [_Case(c.args[1:], {}, c.expected, c.tol, c.label) for c in cases], outputs, ok
-        ),
+        shape_doc=" = x.shape",
+        fmt={"layout": layout, "other": other},
+        extra_diagnosis=lambda outputs: _float32_diagnosis([c.args[1] for c in cases], cases, outputs),
     )
 
 
 # --------------------------------------------------------------------------------------
 # T5 buckets (chapter 10)
 # --------------------------------------------------------------------------------------
+
+_T5 = _mistakes(
+    "check_t5_bucket",
+    sign=(
+        "query minus key (sign flipped)",
+        "relative_position is key_pos - query_pos (T5's memory_position - context_position): a key "
+        "after the query has r > 0 and gets the upper half of the buckets in bidirectional mode; in "
+        "causal mode the distance looked up is max(-r, 0).",
+    ),
+    float_tie=(
+        "floating-point log at an exact tie (one bucket low)",
+        "at distances where m*(D/m)**(t/s) is an integer (e.g. num_buckets=20, max_distance=160, "
+        "|r| = 10, 20, 80) the quotient s*log(n/m)/log(D/m) is exactly t, but evaluated in floating "
+        "point it can come out as t - 1e-16 and floor() drops a bucket. Compare integers instead: "
+        "t is the largest integer with D**t * m**(s-t) <= n**s.",
+    ),
+    float32_tie=(
+        "floating-point (float32) log at an exact tie",
+        "the float32 formula of the public implementations truncates a quotient within rounding of "
+        "an integer to the wrong side; compare integers (n**s >= D**t * m**(s-t)) instead.",
+    ),
+    round=(
+        "round() instead of floor (off-by-one buckets)",
+        "the log bucket index is the floor of s*log(n/m)/log(D/m), not the nearest integer.",
+    ),
+    ceil=(
+        "ceil instead of floor (off-by-one buckets)",
+        "the log bucket index is the floor of s*log(n/m)/log(D/m).",
+    ),
+    log_shift=(
+        "log buckets start one too high (off by one)",
+        "distance n = m is the first logarithmic bucket, bucket m itself (t = 0), not m + 1.",
+    ),
+    no_clip=(
+        "no clipping to the last bucket",
+        "every distance >= max_distance shares the last bucket h - 1: take min(., h - 1).",
+    ),
+    causal_abs=(
+        "|r| instead of max(-r, 0) in causal mode",
+        "with bidirectional=False only keys before the query (r < 0) get distance buckets; every key "
+        "at or after the query shares bucket 0.",
+    ),
+)
 
 
 def _t5_float(
@@ -794,16 +1107,17 @@ def _t5_float(
 def check_t5_bucket(fn: Callable) -> str:
     r"""Check ``fn(relative_position, bidirectional=True, num_buckets=32, max_distance=128)``.
 
-    ``relative_position`` is an int64 array ``key_pos - query_pos``; the result must equal
-    :func:`~posenc.relative.t5_relative_position_bucket` exactly. Inputs: the defaults in both modes,
+    ``relative_position`` is an int64 array ``key_pos - query_pos``; the result must be an
+    integer array equal to :func:`~posenc.relative.t5_relative_position_bucket` (a float
+    array is refused: bucket indices index a table). Inputs: the defaults in both modes,
     ``(20, 160)`` bidirectional (exact ties at ``|r| = 10, 20, 80``), ``(83, 1000)`` causal
     (float32 rounds up at ``|r| = 796``) and other
     configurations, each on every ``r`` in ``[-2D, 2D]``.
 
     Recognised mistakes: query minus key (sign flipped), floating-point log landing one
-    bucket low at an exact tie (naive float64 or float32 evaluation), rounding instead of
-    the floor, log buckets starting one too high (off by one), no clipping to the last
-    bucket, ``|r|`` instead of ``max(-r, 0)`` in causal mode.
+    bucket low at an exact tie (naive float64 or float32 evaluation), both of the first two,
+    rounding instead of the floor, log buckets starting one too high (off by one), no
+    clipping to the last bucket, ``|r|`` instead of ``max(-r, 0)`` in causal mode.
     """
     configs = [
         (True, 32, 128),
@@ -843,81 +1157,79 @@ def check_t5_bucket(fn: Callable) -> str:
         return lambda case: t5_relative_position_bucket(sign * case.args[0], **case.kwargs)
 
     variants = [
-        _Variant(
-            "query minus key (sign flipped)",
-            "relative_position is key_pos - query_pos (T5's memory_position - context_position): a key "
-            "after the query has r > 0 and gets the upper half of the buckets in bidirectional mode; in "
-            "causal mode the distance looked up is max(-r, 0).",
-            exact(-1),
-        ),
-        _Variant(
-            "floating-point log at an exact tie (one bucket low)",
-            "at distances where m*(D/m)**(t/s) is an integer (e.g. num_buckets=20, max_distance=160, "
-            "|r| = 10, 20, 80) the quotient s*log(n/m)/log(D/m) is exactly t, but evaluated in floating "
-            "point it can come out as t - 1e-16 and floor() drops a bucket. Compare integers instead: "
-            "t is the largest integer with D**t * m**(s-t) <= n**s.",
-            v(),
-        ),
-        _Variant(
-            "floating-point (float32) log at an exact tie",
-            "the float32 formula of the public implementations truncates a quotient within rounding of "
-            "an integer to the wrong side; compare integers (n**s >= D**t * m**(s-t)) instead.",
-            v(dtype=np.float32),
-        ),
-        _Variant(
-            "round() instead of floor (off-by-one buckets)",
-            "the log bucket index is the floor of s*log(n/m)/log(D/m), not the nearest integer.",
-            v(rounding="round"),
-        ),
-        _Variant(
-            "ceil instead of floor (off-by-one buckets)",
-            "the log bucket index is the floor of s*log(n/m)/log(D/m).",
-            v(rounding="ceil"),
-        ),
-        _Variant(
-            "log buckets start one too high (off by one)",
-            "distance n = m is the first logarithmic bucket, bucket m itself (t = 0), not m + 1.",
-            v(log_shift=1),
-        ),
-        _Variant(
-            "no clipping to the last bucket",
-            "every distance >= max_distance shares the last bucket h - 1: take min(., h - 1).",
-            v(clip=False),
-        ),
-        _Variant(
-            "|r| instead of max(-r, 0) in causal mode",
-            "with bidirectional=False only keys before the query (r < 0) get distance buckets; every key "
-            "at or after the query shares bucket 0.",
-            v(causal_abs=True),
-        ),
-        _Variant(
-            "query minus key and floating-point log",
-            "two mistakes: r = key - query, and compare integers instead of a floating-point log.",
-            v(sign=-1),
-        ),
+        _Variant(("sign",), exact(-1)),
+        _Variant(("float_tie",), v()),
+        _Variant(("float32_tie",), v(dtype=np.float32)),
+        _Variant(("round",), v(rounding="round")),
+        _Variant(("ceil",), v(rounding="ceil")),
+        _Variant(("log_shift",), v(log_shift=1)),
+        _Variant(("no_clip",), v(clip=False)),
+        _Variant(("causal_abs",), v(causal_abs=True)),
+        _Variant(("sign", "float_tie"), v(sign=-1)),
     ]
-    return _run("your T5 bucket function", fn, cases, variants, exact=True)
+    return _run(
+        "check_t5_bucket",
+        "your T5 bucket function",
+        fn,
+        cases,
+        _T5,
+        variants,
+        kind="int",
+        exact=True,
+        shape_doc=" = relative_position.shape",
+    )
 
 
 # --------------------------------------------------------------------------------------
 # ALiBi slopes (chapter 11)
 # --------------------------------------------------------------------------------------
 
+_ALIBI = _mistakes(
+    "check_alibi_slopes",
+    geometric=(
+        "2^(-8h/n) for a non-power-of-two head count",
+        "the geometric sequence 2**(-8h/n) is Press et al.'s rule only when n is a power of two. "
+        "Otherwise take the N slopes of the largest power of two N < n and append the first n - N "
+        "odd-numbered slopes 2**(-8h/(2N)), h = 1, 3, 5, ...",
+    ),
+    round_up=(
+        "rounded up to a power of two and truncated",
+        "taking the first n of the 2**(-8h/C) slopes for the next power of two C drops the gentlest "
+        "slopes; the rule keeps all N slopes of the power of two below n and appends midpoints.",
+    ),
+    sorted=(
+        "right slopes, wrong order (sorted)",
+        "the rule's order is the N-head sequence first, then the appended midpoints (steepest first): "
+        "do not sort; each head keeps its slope.",
+    ),
+    consecutive=(
+        "consecutive instead of every other slope of the 2N-head sequence",
+        "append 2**(-8h/(2N)) for the odd h = 1, 3, 5, ..., not h = 1, 2, 3, ...",
+    ),
+    duplicates=(
+        "even-numbered (duplicate) slopes appended",
+        "the even-numbered slopes of the 2N-head sequence, 2**(-8*2k/(2N)) = 2**(-8k/N), are the "
+        "N-head slopes again; append the odd-numbered ones, h = 1, 3, 5, ...",
+    ),
+    off_by_one=(
+        "off by one: h starts at 0 (first slope 1)",
+        "the slopes are 2**(-8h/n) for h = 1..n: the first is 2**(-8/n), the last 2**(-8).",
+    ),
+)
+
 
 def check_alibi_slopes(fn: Callable) -> str:
     r"""Check ``fn(n_heads)`` against :func:`~posenc.alibi.alibi_slopes` for ``n_heads = 1..64`` and more.
 
-    The result must be the ``n_heads`` slopes in Press et al.'s order (relative tolerance
-    ``1e-12``). Recognised mistakes: :math:`2^{-8h/n}` for every ``n`` (wrong for
-    non-powers of two), rounding ``n`` up to a power of two and truncating, the right
-    slopes sorted (wrong order), consecutive instead of every other slope of the
+    The result must be a float64 array of the ``n_heads`` slopes in Press et al.'s order
+    (relative tolerance ``1e-10``). Recognised mistakes: :math:`2^{-8h/n}` for every ``n``
+    (wrong for non-powers of two), rounding ``n`` up to a power of two and truncating, the
+    right slopes sorted (wrong order), consecutive instead of every other slope of the
     :math:`2N`-head sequence, the even-numbered (duplicate) slopes appended, an off-by-one
     start (:math:`2^{-8(h-1)/n}`, first slope 1).
     """
     ns = list(range(1, 65)) + [80, 96, 100, 128]
-    cases = [_Case((n,), {}, alibi_slopes(n), 0.0, f"n_heads={n}") for n in ns]
-    # relative tolerance: compare log2 slopes instead
-    cases = [_Case(c.args, c.kwargs, c.expected, 1e-12, c.label) for c in cases]
+    cases = [_Case((n,), {}, alibi_slopes(n), 1e-10, f"n_heads={n}") for n in ns]
 
     def geo(n: int, start: int = 1) -> np.ndarray:
         return 2.0 ** (-8.0 * np.arange(start, n + start) / n)
@@ -938,98 +1250,26 @@ def check_alibi_slopes(fn: Callable) -> str:
         return head if N == n else np.concatenate([head, geo(2 * N, start=0)[0::2][: n - N]])
 
     variants = [
-        _Variant(
-            "2^(-8h/n) for a non-power-of-two head count",
-            "the geometric sequence 2**(-8h/n) is Press et al.'s rule only when n is a power of two. "
-            "Otherwise take the N slopes of the largest power of two N < n and append the first n - N "
-            "odd-numbered slopes 2**(-8h/(2N)), h = 1, 3, 5, ...",
-            lambda c: geo(c.args[0]),
-        ),
-        _Variant(
-            "rounded up to a power of two and truncated",
-            "taking the first n of the 2**(-8h/C) slopes for the next power of two C drops the gentlest "
-            "slopes; the rule keeps all N slopes of the power of two below n and appends midpoints.",
-            lambda c: geo(upper(c.args[0]))[: c.args[0]],
-        ),
-        _Variant(
-            "right slopes, wrong order (sorted)",
-            "the rule's order is the N-head sequence first, then the appended midpoints (steepest first): "
-            "do not sort; each head keeps its slope.",
-            lambda c: np.sort(alibi_slopes(c.args[0]))[::-1],
-        ),
-        _Variant(
-            "consecutive instead of every other slope of the 2N-head sequence",
-            "append 2**(-8h/(2N)) for the odd h = 1, 3, 5, ..., not h = 1, 2, 3, ...",
-            lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[:k]),
-        ),
-        _Variant(
-            "even-numbered (duplicate) slopes appended",
-            "the even-numbered slopes of the 2N-head sequence, 2**(-8*2k/(2N)) = 2**(-8k/N), are the "
-            "N-head slopes again; append the odd-numbered ones, h = 1, 3, 5, ...",
-            lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[1::2][:k]),
-        ),
-        _Variant(
-            "off by one: h starts at 0 (first slope 1)",
-            "the slopes are 2**(-8h/n) for h = 1..n: the first is 2**(-8/n), the last 2**(-8).",
-            lambda c: off_by_one(c.args[0]),
-        ),
+        _Variant(("geometric",), lambda c: geo(c.args[0])),
+        _Variant(("round_up",), lambda c: geo(upper(c.args[0]))[: c.args[0]]),
+        _Variant(("sorted",), lambda c: np.sort(alibi_slopes(c.args[0]))[::-1]),
+        _Variant(("consecutive",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[:k])),
+        _Variant(("duplicates",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[1::2][:k])),
+        _Variant(("off_by_one",), lambda c: off_by_one(c.args[0])),
     ]
+    return _run(
+        "check_alibi_slopes",
+        "your ALiBi slopes",
+        fn,
+        cases,
+        _ALIBI,
+        variants,
+        relative=True,
+        shape_doc=" = (n_heads,)",
+    )
 
-    # compare in log2 space so that the tolerance is relative
-    def log_fn(n: int) -> np.ndarray:
-        out = _as_float_array(_call(fn, _Case((n,), {}, None, 0.0, f"n_heads={n}"), "your ALiBi slopes"))
-        if out is None or out.shape != (n,) or np.any(~np.isfinite(out)) or np.any(out <= 0):
-            return out if out is not None else np.array([])
-        return np.log2(out.astype(np.float64))
 
-    log_cases = [_Case(c.args, {}, np.log2(c.expected), 1e-10, c.label) for c in cases]
-    log_variants = [_Variant(v.name, v.hint, lambda c, v=v: np.log2(v.compute(c))) for v in variants]
-    return _run("your ALiBi slopes", log_fn, log_cases, log_variants)
-
-
+# For each checker, the names of the known mistakes it can report (built from the tables above).
 KNOWN_MISTAKES: dict[str, tuple[str, ...]] = {
-    "check_sinusoidal_encoding": tuple(v[0] for v in _SIN_FLAGS.values())
-    + ("float32 angles at large positions",),
-    "check_relative_position_matrix": (
-        "M_{-k} (transposed: sine sign flipped)",
-        "matrix for the split layout",
-        "division instead of multiplication",
-        "missing factor 2 in the exponent 2i/d",
-        "base argument ignored",
-    ),
-    "check_learned_backward": (
-        "gradient of only the first batch element",
-        "gradient of only the last batch element",
-        "mean instead of sum over the batch",
-        "only L rows returned",
-        "grad_X summed over the batch",
-        "gradient accumulated across calls",
-        "grad_output modified in place",
-    ),
-    "check_rope": (
-        "half/interleaved layout confusion",
-        "rotation by -m*theta (sine sign flipped)",
-        "positions argument ignored",
-        "division instead of multiplication",
-        "missing factor 2 in the exponent 2i/d",
-        "base argument ignored",
-        "float32 angles at large positions",
-    ),
-    "check_t5_bucket": (
-        "query minus key (sign flipped)",
-        "floating-point log at an exact tie (one bucket low)",
-        "round() instead of floor (off-by-one buckets)",
-        "ceil instead of floor (off-by-one buckets)",
-        "log buckets start one too high (off by one)",
-        "no clipping to the last bucket",
-        "|r| instead of max(-r, 0) in causal mode",
-    ),
-    "check_alibi_slopes": (
-        "2^(-8h/n) for a non-power-of-two head count",
-        "rounded up to a power of two and truncated",
-        "right slopes, wrong order (sorted)",
-        "consecutive instead of every other slope of the 2N-head sequence",
-        "even-numbered (duplicate) slopes appended",
-        "off by one: h starts at 0 (first slope 1)",
-    ),
+    checker: tuple(m.name for m in table.values()) for checker, table in _MISTAKES.items()
 }
