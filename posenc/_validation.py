@@ -15,22 +15,120 @@ import numpy as np
 # would be rounded when the angle is formed.
 MAX_EXACT_INTEGER = 2**53
 
+# Documented limits, enforced by the helpers below (every public function of the encoding
+# modules goes through them):
+#
+# * positions, distances and offsets: |p| <= 2**53, for floats as well as integers. Every
+#   integer up to 2**53 is exact in float64 and the sinusoidal tables are exact to about
+#   2^-51 there; beyond it consecutive integers collide and the exact-angle arithmetic
+#   would overflow (1.5e308 gave NaN).
+# * model and head widths (d_model, d_head): at most 2**16. The frequency table is built
+#   with 113-bit mpmath powers, a few per pair: at the limit about 0.5 s for the
+#   frequencies and 3 s for the first sinusoidal table (both cached afterwards).
+# * any array the package allocates for its result (or a same-sized intermediate): at most
+#   2**28 entries (2 GiB in float64), refused before the allocation is attempted.
+MAX_POSITION = 2**53
+MAX_POSITION_TEXT = "2**53"
+MAX_D_MODEL = 2**16
+MAX_D_MODEL_TEXT = "2**16 = 65536"
+MAX_ELEMENTS = 2**28
+MAX_ELEMENTS_TEXT = "2**28 = 268435456 entries (2 GiB in float64)"
 
-def check_positive_int(value: object, name: str) -> int:
-    """Return ``value`` as an ``int`` if it is a positive integer, else raise."""
+
+def _too_large(name: str, value: int, maximum: int, maximum_text: str | None) -> ValueError:
+    limit = maximum_text if maximum_text is not None else str(maximum)
+    return ValueError(f"{name} must be at most {limit}, got {value}")
+
+
+def check_positive_int(
+    value: object, name: str, maximum: int | None = None, maximum_text: str | None = None
+) -> int:
+    """Return ``value`` as an ``int`` if it is a positive integer (bools refused), else raise.
+
+    With ``maximum``, values above it raise ``ValueError`` naming ``name`` and the limit
+    (``maximum_text`` is how the limit is written in the message, e.g. ``"2**16"``).
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value}")
+    if maximum is not None and value > maximum:
+        raise _too_large(name, int(value), maximum, maximum_text)
     return int(value)
 
 
-def check_even_int(value: object, name: str) -> int:
-    """Return ``value`` as an ``int`` if it is a positive even integer, else raise."""
-    value = check_positive_int(value, name)
+def check_even_int(
+    value: object, name: str, maximum: int | None = None, maximum_text: str | None = None
+) -> int:
+    """Return ``value`` as an ``int`` if it is a positive even integer, else raise.
+
+    ``maximum``/``maximum_text`` as in :func:`check_positive_int`.
+    """
+    value = check_positive_int(value, name, maximum, maximum_text)
     if value % 2:
         raise ValueError(f"{name} must be even (sin/cos come in pairs), got {value}")
     return value
+
+
+def check_width(value: object, name: str) -> int:
+    """A model or head width: a positive even integer at most ``MAX_D_MODEL`` (2**16)."""
+    return check_even_int(value, name, MAX_D_MODEL, MAX_D_MODEL_TEXT)
+
+
+def check_int(
+    value: object,
+    name: str,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    maximum_text: str | None = None,
+) -> int:
+    """Return ``value`` as an ``int`` if it is an integer (bools refused) in ``[minimum, maximum]``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise _too_large(name, value, maximum, maximum_text)
+    return value
+
+
+def check_offset_int(value: object, name: str) -> int:
+    """An integer offset or position with ``|value| <= MAX_POSITION`` (2**53)."""
+    value = check_int(value, name)
+    if abs(value) > MAX_POSITION:
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {value}")
+    return value
+
+
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` if it is a real bool (``bool`` or ``numpy.bool_``); ``'False'``, 0, 1 raise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
+    return bool(value)
+
+
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the strings ``choices``, else ``ValueError`` naming ``name``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_size(shape: tuple[int, ...], what: str) -> None:
+    """Refuse, before allocating, an array of ``shape`` with more than ``MAX_ELEMENTS`` entries.
+
+    ``what`` names the array and the arguments that set its size, e.g.
+    ``"the table (positions, d_model)"``.
+    """
+    total = 1
+    for n in shape:
+        total *= int(n)
+    if total > MAX_ELEMENTS:
+        raise ValueError(
+            f"{what} would have shape {tuple(int(n) for n in shape)}, {total} entries; "
+            f"the limit is {MAX_ELEMENTS_TEXT}"
+        )
 
 
 def check_base(base: object) -> float:
@@ -61,41 +159,141 @@ def check_positive_real(value: object, name: str) -> float:
     return value
 
 
+def check_nonnegative_real(value: object, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number >= 0."""
+    value = check_finite_real(value, name)
+    if value < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return value
+
+
+def check_position(value: object, name: str) -> float:
+    """Return a scalar position, distance or offset as a float: finite, ``|value| <= 2**53``."""
+    if (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, (bool, np.bool_))
+        and abs(value) > MAX_POSITION
+    ):
+        # compared exactly: float(2**53 + 1) would round down to the limit
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {value}")
+    value = check_finite_real(value, name)
+    if abs(value) > MAX_POSITION:
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {value}")
+    return value
+
+
+def _asarray(value: object, name: str) -> np.ndarray:
+    # np.asarray with a message naming the argument for ragged or unconvertible input.
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise TypeError(f"{name} must be an array-like of numbers with a regular shape ({exc})") from None
+
+
+def _real_dtype_or_raise(arr: np.ndarray, name: str, what: str) -> None:
+    # Real means integer or floating; bool, complex, strings and objects are refused.
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
+        raise TypeError(f"{name} must {what}, got dtype {kind}")
+
+
+def _all_finite(arr: np.ndarray) -> bool:
+    # min and max propagate NaN and expose infinities: two passes, no temporary array.
+    if arr.size == 0 or not np.issubdtype(arr.dtype, np.floating):
+        return True
+    return bool(np.isfinite(arr.min()) and np.isfinite(arr.max()))
+
+
 def as_positions(positions: object, name: str = "positions") -> np.ndarray:
     """Turn ``positions`` into a 1-D float64 array of finite positions.
 
-    An integer ``L`` means the positions ``0, 1, ..., L-1``. A sequence or array is taken
-    as it is (any real values, negative and non-integer allowed). Integer positions are
-    converted to float64 directly, never through int32 or float32; integers larger in
-    magnitude than 2**53 are rejected because float64 cannot hold them exactly.
+    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``). A
+    sequence or array (list, tuple, numpy array of an integer or floating dtype) is taken
+    as it is: non-empty, 1-D, real values with ``|p| <= 2**53`` (negative and non-integer
+    allowed). Integer positions are converted to float64 directly, never through int32 or
+    float32. Bools, complex numbers, strings, NaN, infinities and magnitudes above 2**53
+    (integers or floats) raise ``TypeError``/``ValueError`` naming ``name``.
     """
     if isinstance(positions, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int length or a 1-D array of positions, got a bool")
     if isinstance(positions, numbers.Integral):
-        length = check_positive_int(positions, name)
+        length = check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
         return np.arange(length, dtype=np.float64)
-    if isinstance(positions, numbers.Real):
+    if isinstance(positions, numbers.Number):
         raise TypeError(
             f"{name} must be an int length or a 1-D array of positions, got the scalar {positions!r}; "
             "wrap a single position in a list"
         )
-    arr = np.asarray(positions)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = _asarray(positions, name)
+    _real_dtype_or_raise(arr, name, "hold real numbers")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.issubdtype(arr.dtype, np.integer):
-        if arr.size and np.max(np.abs(arr.astype(object))) > MAX_EXACT_INTEGER:
-            raise ValueError(f"{name} must have magnitude at most 2**53 to be exact in float64")
+        if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
+            raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
         return arr.astype(np.float64)
     out = arr.astype(np.float64)
-    if not np.all(np.isfinite(out)):
+    if not _all_finite(out):
         raise ValueError(f"{name} must be finite, got NaN or infinity")
+    if float(np.max(np.abs(out))) > MAX_POSITION:
+        raise ValueError(
+            f"{name} must have magnitude at most {MAX_POSITION_TEXT} (the range where the tables are "
+            f"exact to about 2^-51), got {float(np.max(np.abs(out)))!r}"
+        )
     return out
+
+
+def as_real_array(
+    value: object,
+    name: str,
+    *,
+    ndim: int | None = None,
+    min_ndim: int | None = None,
+    nonempty: bool = True,
+    finite: bool = True,
+    keep_float_dtype: bool = False,
+) -> np.ndarray:
+    """Return ``value`` (an array-like of real numbers) as a float array, checked.
+
+    Integer input is promoted to float64 (never computed in a small integer type); float
+    input becomes float64, or keeps its float dtype with ``keep_float_dtype``. Bool,
+    complex, string and object input raise ``TypeError``; a wrong number of dimensions,
+    an empty array (with ``nonempty``) or NaN/infinity (with ``finite``) raise
+    ``ValueError``; every message names ``name``.
+    """
+    arr = _asarray(value, name)
+    _real_dtype_or_raise(arr, name, "be a real-valued array (integers or floats)")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if min_ndim is not None and arr.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if np.issubdtype(arr.dtype, np.integer) or not keep_float_dtype:
+        arr = arr.astype(np.float64)
+    if finite and not _all_finite(arr):
+        raise ValueError(f"{name} must be finite, got NaN or infinity")
+    return arr
+
+
+def as_int_array(value: object, name: str, *, what: str = "integers", nonempty: bool = False) -> np.ndarray:
+    """Return ``value`` as an int64 array of any shape with entries of magnitude <= 2**53.
+
+    Floats, bools, complex numbers, strings and objects raise ``TypeError`` (Python
+    integers beyond int64 arrive as objects), larger magnitudes ``ValueError``.
+    """
+    arr = _asarray(value, name)
+    if arr.dtype == object or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if arr.size and (int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION):
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}")
+    return arr.astype(np.int64)
 
 
 def check_array(value: object, name: str, ndim: int | None = None, min_ndim: int | None = None) -> np.ndarray:
@@ -121,3 +319,25 @@ def check_float_dtype(dtype: object) -> np.dtype:
     if dt not in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float16, float32 or float64, got {dt}")
     return dt
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """A random seed: a non-negative integer (bools, floats, strings refused), as ``int``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be a non-negative integer, got {value!r} of type {type(value).__name__}"
+        )
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return int(value)
+
+
+def check_finite_result(values: np.ndarray, message: str) -> np.ndarray:
+    """Return ``values`` if every entry is finite, else raise ``ValueError(message)``.
+
+    For results whose true value lies beyond the float64 range (about 1.8e308): the
+    message names the arguments responsible and their limit.
+    """
+    if not _all_finite(np.asarray(values)):
+        raise ValueError(message)
+    return values

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_size,
+)
 
 __all__ = ["alibi_bias", "alibi_bias_key_form", "alibi_slopes"]
 
@@ -50,10 +57,10 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     :math:`2N`-head sequence, starting with its first). The result is then not sorted:
     e.g. 3 heads give :math:`1/16, 1/256, 1/4`.
 
-    Raises ``TypeError`` if ``n_heads`` is not an integer and ``ValueError`` if it is not
-    positive.
+    Raises ``TypeError`` if ``n_heads`` is not an ``int`` (bools refused) and
+    ``ValueError`` if it is not positive or exceeds 2**28.
     """
-    n = check_positive_int(n_heads, "n_heads")
+    n = check_positive_int(n_heads, "n_heads", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     lower = 1 << (n.bit_length() - 1)  # largest power of two <= n
     slopes = _geometric_slopes(lower)
     if lower == n:
@@ -63,8 +70,8 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 
 def _check_lengths(q_len: int, k_len: int | None) -> tuple[int, int]:
-    q = check_positive_int(q_len, "q_len")
-    k = q if k_len is None else check_positive_int(k_len, "k_len")
+    q = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    k = q if k_len is None else check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     if q > k:
         raise ValueError(
             f"q_len must not exceed k_len (queries are the last q_len of k_len positions), "
@@ -74,9 +81,7 @@ def _check_lengths(q_len: int, k_len: int | None) -> tuple[int, int]:
 
 
 def _check_causal(causal: object) -> bool:
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be a bool, got {causal!r}")
-    return bool(causal)
+    return check_bool(causal, "causal")
 
 
 def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True) -> np.ndarray:
@@ -93,11 +98,16 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
 
     The tensor is meant to be added to the scaled scores :math:`q_i \cdot k_j / \sqrt{d}`
     (e.g. ``posenc.attention(q, k, v, bias=...)`` with ``q`` of shape ``(H, q_len, d)``).
-    Raises ``ValueError`` for non-positive sizes or ``q_len > k_len``.
+    ``n_heads``, ``q_len``, ``k_len`` are positive ``int`` (bools refused), ``causal`` a
+    real bool (``bool`` or ``numpy.bool_``; ``'False'``, 0 and 1 are refused). The tensor
+    may have at most 2**28 entries (``n_heads * q_len * k_len``). Raises ``TypeError`` for
+    other types, ``ValueError`` for non-positive sizes, ``q_len > k_len`` or a tensor
+    over the limit, each naming the argument.
     """
     slopes = alibi_slopes(n_heads)
     q, k = _check_lengths(q_len, k_len)
     causal = _check_causal(causal)
+    check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
     j = np.arange(k, dtype=np.int64)[None, :]
     neg_distance = -np.abs(i_abs - j)  # integer, so the diagonal is +0.0 after scaling
@@ -128,12 +138,14 @@ def alibi_bias_key_form(
     key form is then *not* equivalent to the symmetric bias (it rewards later keys
     without limit), which is why bidirectional ALiBi uses :func:`alibi_bias` with
     ``causal=False``.
+
+    Arguments as :func:`alibi_bias`; ``convention`` ``"bloom"`` or ``"mpt"``.
     """
-    if not isinstance(convention, str) or convention not in _KEY_FORMS:
-        raise ValueError(f"convention must be one of {_KEY_FORMS}, got {convention!r}")
+    convention = check_choice(convention, "convention", _KEY_FORMS)
     slopes = alibi_slopes(n_heads)
     q, k = _check_lengths(q_len, k_len)
     causal = _check_causal(causal)
+    check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     j = np.arange(k, dtype=np.int64)
     key_index = j - (k - 1) if convention == "mpt" else j
     row = slopes[:, None] * key_index[None, :]

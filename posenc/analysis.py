@@ -11,13 +11,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_array
+from ._validation import as_positions, as_real_array, check_base, check_finite_result, check_size, check_width
 
 
 def dot_product_distance(pe: np.ndarray) -> np.ndarray:
-    """Gram matrix ``pe @ pe.T``: entry ``(m, n)`` is the dot product of rows ``m`` and ``n``."""
-    pe = check_array(pe, "pe", ndim=2)
-    return pe @ pe.T
+    """Gram matrix ``pe @ pe.T``: entry ``(m, n)`` is the dot product of rows ``m`` and ``n``.
+
+    ``pe``: a non-empty, finite, 2-D real array-like ``(L, d)`` (lists accepted; integer
+    dtypes are promoted to float64, so nothing is computed in a small integer type; bools,
+    complex numbers, NaN and infinities are refused). The result, float64 ``(L, L)``, may
+    have at most 2**28 entries, and a result that overflows float64 is refused. Errors
+    name ``pe``.
+    """
+    pe = as_real_array(pe, "pe", ndim=2)
+    check_size((pe.shape[0], pe.shape[0]), "the Gram matrix (L, L) with L = pe.shape[0]")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+        gram = pe @ pe.T
+    return check_finite_result(gram, "pe has entries too large: the dot products overflow float64")
 
 
 @dataclass(frozen=True)
@@ -32,21 +42,31 @@ class EncodingStatistics:
 
 
 def encoding_statistics(pe: np.ndarray) -> EncodingStatistics:
-    """Row norms, per-dimension (column) mean and variance, and global min/max of ``pe``."""
-    pe = check_array(pe, "pe", ndim=2)
-    if pe.size == 0:
-        raise ValueError("pe must not be empty")
-    return EncodingStatistics(
-        norms=np.linalg.norm(pe, axis=1),
-        dim_mean=pe.mean(axis=0),
-        dim_var=pe.var(axis=0),
-        min=float(pe.min()),
-        max=float(pe.max()),
-    )
+    """Row norms, per-dimension (column) mean and variance, and global min/max of ``pe``.
+
+    ``pe`` as in :func:`dot_product_distance`; statistics that overflow float64 (entries
+    near 1e154 and above) are refused. Errors name ``pe``.
+    """
+    pe = as_real_array(pe, "pe", ndim=2)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+        stats = EncodingStatistics(
+            norms=np.linalg.norm(pe, axis=1),
+            dim_mean=pe.mean(axis=0),
+            dim_var=pe.var(axis=0),
+            min=float(pe.min()),
+            max=float(pe.max()),
+        )
+    for part in (stats.norms, stats.dim_mean, stats.dim_var):
+        check_finite_result(part, "pe has entries too large: its statistics overflow float64")
+    return stats
 
 
 def mean_dot_by_offset(pe: np.ndarray) -> np.ndarray:
-    """Average of ``pe[p] @ pe[p + k]`` over all valid ``p``, for ``k = 0..L-1``."""
+    """Average of ``pe[p] @ pe[p + k]`` over all valid ``p``, for ``k = 0..L-1``.
+
+    ``pe`` as in :func:`dot_product_distance` (the ``(L, L)`` Gram matrix is formed, so
+    ``L * L <= 2**28``). Errors name ``pe``.
+    """
     gram = dot_product_distance(pe)
     return np.array([np.diagonal(gram, offset=k).mean() for k in range(gram.shape[0])])
 
@@ -59,13 +79,20 @@ def dot_product_profile(offsets: object, d_model: int, *, base: float = 10000.0)
     :math:`\omega_i = \mathrm{base}^{-2i/d}`. For every position :math:`p`,
     :math:`PE_p \cdot PE_{p+k} = D(k)`; :math:`D` is even, :math:`D(0) = d/2` and
     :math:`|D(k)| \le d/2`. Raises like :func:`~posenc.sinusoidal.sinusoidal_encoding`.
+
+    ``offsets`` an ``int`` ``1 <= K <= 2**28`` or a non-empty 1-D real array-like with
+    ``|k| <= 2**53`` (as ``positions`` of :func:`~posenc.sinusoidal.sinusoidal_encoding`);
+    ``d_model`` a positive even ``int`` at most 2**16; ``base`` a finite real number
+    greater than 1; ``len(offsets) * d_model / 2`` at most 2**28 (the cosines are formed
+    at once). The angle is ``k * w`` in float64 (``w`` correctly rounded), so each term
+    is within :math:`|k|\,\omega_i\,2^{-52}` plus a few ulp of the exact cosine.
     """
-    from ._validation import as_positions, check_base, check_even_int
     from .sinusoidal import frequencies
 
     k = as_positions(offsets, "offsets")
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
+    check_size((k.size, d_model // 2), "the cosines (offsets, d_model / 2)")
     omega = frequencies(d_model, base)
     return np.cos(k[:, None] * omega[None, :]).sum(axis=1)
 
@@ -76,12 +103,18 @@ def toeplitz_deviation(matrix: np.ndarray) -> float:
     Returns :math:`\max_{i,j} |A_{ij} - A_{i-\min(i,j),\, j-\min(i,j)}|`: every entry
     compared with the first entry of its diagonal. It is ``0.0`` exactly when ``A`` is
     Toeplitz (constant along every diagonal). Raises ``ValueError`` unless ``matrix`` is a
-    non-empty square 2-D array.
+    non-empty, finite, square 2-D real array-like (integers promoted to float64; bools and
+    complex numbers refused with ``TypeError``); a deviation that overflows float64 is
+    refused. Errors name ``matrix``.
     """
-    a = check_array(matrix, "matrix", ndim=2).astype(np.float64)
-    if a.shape[0] != a.shape[1] or a.shape[0] == 0:
+    a = as_real_array(matrix, "matrix", ndim=2)
+    if a.shape[0] != a.shape[1]:
         raise ValueError(f"matrix must be square and non-empty, got shape {a.shape}")
     n = a.shape[0]
     i, j = np.indices((n, n))
     m = np.minimum(i, j)
-    return float(np.max(np.abs(a - a[i - m, j - m])))
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+        deviation = float(np.max(np.abs(a - a[i - m, j - m])))
+    if not np.isfinite(deviation):
+        raise ValueError("matrix has entries too large: the deviation overflows float64")
+    return deviation

@@ -13,22 +13,46 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_array, check_positive_real
+from ._validation import (
+    as_real_array,
+    check_bool,
+    check_finite_real,
+    check_int,
+    check_positive_real,
+    check_size,
+)
+
+# Step range of taylor_terms: the second difference divides by step**2, so a step far
+# outside it underflows or overflows before the rounding of f is even considered.
+MIN_STEP = 2.0**-30
+MAX_STEP = 2.0**30
 
 
 def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    r"""Numerically stable softmax :math:`e^{s_j - \max s} / \sum_k e^{s_k - \max s}`.
+    r"""Numerically stable softmax :math:`e^{s_j - \max s} / \sum_k e^{s_k - \max s}` along ``axis``.
 
-    Entries equal to ``-inf`` get weight 0. A slice that is entirely ``-inf`` has no
-    defined softmax and raises ``ValueError``.
+    ``scores``: a non-empty array-like (list, tuple or array) of at least one dimension,
+    of an integer or floating dtype; entries are finite or ``-inf`` (weight 0). Integer,
+    float16 and float32 input are promoted: the computation and the result are float64,
+    relative error a few ulp per entry. ``axis``: an integer in ``[-ndim, ndim)``.
+
+    Raises ``TypeError`` for bool, complex, string or object scores or a non-integer
+    ``axis``; ``ValueError`` for an empty array, NaN or ``+inf`` entries, an
+    out-of-range ``axis``, or a slice whose entries are all ``-inf`` (no defined softmax).
     """
-    scores = check_array(scores, "scores")
-    top = np.max(scores, axis=axis, keepdims=True)
-    if np.any(np.isneginf(top)):
-        raise ValueError("softmax over a slice whose entries are all -inf (every key masked)")
-    if np.any(np.isnan(scores)) or np.any(np.isposinf(scores)):
+    scores = as_real_array(scores, "scores", min_ndim=1, finite=False)
+    axis = check_int(axis, "axis")
+    if not -scores.ndim <= axis < scores.ndim:
+        raise ValueError(
+            f"axis must be in [-{scores.ndim}, {scores.ndim}) for scores of shape {scores.shape}, got {axis}"
+        )
+    if np.isnan(scores).any() or np.isposinf(scores).any():
         raise ValueError("scores must not contain NaN or +inf")
-    e = np.exp(scores - top)
+    top = np.max(scores, axis=axis, keepdims=True)
+    if np.isneginf(top).any():
+        raise ValueError("softmax over a slice whose entries are all -inf (every key masked)")
+    with np.errstate(over="ignore"):  # s - max below -1.8e308 is -inf: weight exactly 0
+        e = np.exp(scores - top)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -37,15 +61,22 @@ def causal_mask(q_len: int, k_len: int | None = None) -> np.ndarray:
 
     Queries are the last ``q_len`` of ``k_len`` positions (as when decoding with a cache),
     so query ``i`` sits at absolute position ``i + k_len - q_len`` and sees keys up to it.
+    ``q_len`` and ``k_len`` are integers (not bools) with ``1 <= q_len <= k_len`` and
+    ``q_len * k_len <= 2**28`` (the size of the mask); else ``TypeError``/``ValueError``.
     """
-    k_len = q_len if k_len is None else k_len
-    for name, value in (("q_len", q_len), ("k_len", k_len)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    q_len = check_int(q_len, "q_len")
+    k_len = q_len if k_len is None else check_int(k_len, "k_len")
     if q_len <= 0 or k_len <= 0 or q_len > k_len:
         raise ValueError(f"need 0 < q_len <= k_len, got q_len={q_len}, k_len={k_len}")
+    check_size((q_len, k_len), "the mask (q_len, k_len)")
     i_abs = np.arange(q_len)[:, None] + (k_len - q_len)
     return np.arange(k_len)[None, :] <= i_abs
+
+
+def _check_scale(scale: object, d: int) -> float:
+    if scale is None:
+        return 1.0 / float(np.sqrt(d))
+    return check_finite_real(scale, "scale")
 
 
 def attention(
@@ -57,58 +88,100 @@ def attention(
     causal: bool = False,
     scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Scaled dot-product attention; returns ``(output, weights)``.
+    r"""Scaled dot-product attention; returns ``(output, weights)``, both float64.
 
     Shapes: ``q`` is ``(..., Lq, d)``, ``k`` is ``(..., Lk, d)``, ``v`` is
-    ``(..., Lk, dv)``; ``bias`` broadcasts to ``(..., Lq, Lk)``. The scores are
-    :math:`QK^\top \cdot \mathrm{scale} + B` with ``scale = 1/sqrt(d)`` by default; with
-    ``causal=True`` query ``i`` (the last ``Lq`` of ``Lk`` positions) cannot see keys after
-    it. ``weights`` has shape ``(..., Lq, Lk)`` and its rows sum to 1; ``output`` is
-    ``weights @ v`` with shape ``(..., Lq, dv)``.
+    ``(..., Lk, dv)`` (leading dimensions broadcast); ``bias`` broadcasts to
+    ``(..., Lq, Lk)``. The scores are :math:`QK^\top \cdot \mathrm{scale} + B` with
+    ``scale = 1/sqrt(d)`` by default; with ``causal=True`` query ``i`` (the last ``Lq`` of
+    ``Lk`` positions) cannot see keys after it. ``weights`` has shape ``(..., Lq, Lk)``
+    and its rows sum to 1; ``output`` is ``weights @ v`` with shape ``(..., Lq, dv)``.
+
+    Accepted input: ``q``, ``k``, ``v`` non-empty array-likes of finite real numbers
+    (integer and float16/float32 input is promoted; everything is computed in float64);
+    ``bias`` real, finite or ``-inf`` (a masked key); ``causal`` a bool (``bool`` or
+    ``numpy.bool_``); ``scale`` ``None`` or a finite real number. The scores array may
+    hold at most 2**28 entries. Raises ``TypeError`` (bool, complex, string input, a
+    non-bool ``causal``) or ``ValueError`` (empty or non-finite input, shapes that do not
+    match, scores beyond the float64 range, a query row with every key masked), each
+    naming the argument.
     """
-    q = check_array(q, "q", min_ndim=2)
-    k = check_array(k, "k", min_ndim=2)
-    v = check_array(v, "v", min_ndim=2)
+    q = as_real_array(q, "q", min_ndim=2)
+    k = as_real_array(k, "k", min_ndim=2)
+    v = as_real_array(v, "v", min_ndim=2)
+    causal = check_bool(causal, "causal")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share their last dimension, got {q.shape} and {k.shape}")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have the same number of positions, got {k.shape} and {v.shape}")
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            "the leading (batch) dimensions of q, k and v must broadcast, "
+            f"got {q.shape}, {k.shape}, {v.shape}"
+        ) from None
     d = q.shape[-1]
-    if scale is None:
-        scale = 1.0 / np.sqrt(d)
-    elif not np.isfinite(scale):
-        raise ValueError(f"scale must be finite, got {scale}")
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    scale = _check_scale(scale, d)
+    score_shape = (*batch, q.shape[-2], k.shape[-2])
     if bias is not None:
-        bias = check_array(bias, "bias")
+        bias = as_real_array(bias, "bias", finite=False)
+        if np.isnan(bias).any() or np.isposinf(bias).any():
+            raise ValueError("bias must not contain NaN or +inf (-inf masks a key)")
         try:
-            scores = scores + bias
-        except ValueError as exc:
+            score_shape = np.broadcast_shapes(score_shape, bias.shape)
+        except ValueError:
             raise ValueError(
-                f"bias of shape {bias.shape} does not broadcast to scores {scores.shape}"
-            ) from exc
+                f"bias of shape {bias.shape} does not broadcast to scores {score_shape}"
+            ) from None
+    check_size(score_shape, "the attention scores of q and k (..., Lq, Lk)")
+    check_size((*score_shape[:-1], v.shape[-1]), "the attention output of q and v (..., Lq, dv)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            "the scores q @ k^T * scale exceed the float64 range (about 1.8e308): scale q, k or scale down"
+        )
+    if bias is not None:
+        with np.errstate(over="ignore"):
+            scores = scores + bias
+        if np.isposinf(scores).any():
+            raise ValueError("scores + bias exceed the float64 range (about 1.8e308)")
     if causal:
         mask = causal_mask(q.shape[-2], k.shape[-2])
         scores = np.where(mask, scores, -np.inf)
+    if np.isneginf(scores.max(axis=-1)).any():
+        raise ValueError(
+            "a query row has every key masked (bias -inf and/or causal): its softmax is undefined"
+        )
     weights = softmax(scores, axis=-1)
-    return weights @ v, weights
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = weights @ v
+    if not np.isfinite(out).all():
+        raise ValueError("weights @ v exceeds the float64 range (about 1.8e308): scale v down")
+    return out, weights
 
 
 def permutation_matrix(perm: object) -> np.ndarray:
     r"""The permutation matrix :math:`P` with :math:`P_{i,\pi(i)} = 1`, as float64.
 
-    ``perm`` is a permutation :math:`\pi` of ``0..L-1`` (a 1-D integer sequence). Then
-    :math:`(PX)_i = X_{\pi(i)}`, i.e. ``P @ X`` equals ``X[perm]``, and
-    :math:`P^\top P = P P^\top = I`.
+    ``perm`` is a permutation :math:`\pi` of ``0..L-1``: a non-empty 1-D array-like of
+    integers (not bools or floats), ``L <= 2**14`` so that the ``(L, L)`` result has at
+    most 2**28 entries. Then :math:`(PX)_i = X_{\pi(i)}`, i.e. ``P @ X`` equals
+    ``X[perm]``, and :math:`P^\top P = P P^\top = I`.
     """
-    arr = np.asarray(perm)
+    try:
+        arr = np.asarray(perm)
+    except (ValueError, TypeError):
+        raise TypeError("perm must be a 1-D sequence of integers with a regular shape") from None
     if arr.dtype == object or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"perm must be a 1-D sequence of integers, got dtype {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"perm must be a non-empty 1-D sequence, got shape {arr.shape}")
     n = arr.size
+    check_size((n, n), "the permutation matrix (len(perm), len(perm))")
     if not np.array_equal(np.sort(arr), np.arange(n)):
-        raise ValueError(f"perm must be a permutation of 0..{n - 1}, got {arr.tolist()}")
+        raise ValueError(f"perm must be a permutation of 0..{n - 1}, got {arr.tolist()[:20]}")
     p = np.zeros((n, n), dtype=np.float64)
     p[np.arange(n), arr] = 1.0
     return p
@@ -124,25 +197,38 @@ def self_attention(
     causal: bool = False,
     scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Single-head self-attention of the rows of ``x``; returns ``(output, weights)``.
+    r"""Single-head self-attention of the rows of ``x``; returns ``(output, weights)``, float64.
 
     .. math:: \mathrm{Attention}(X) = \mathrm{softmax}\!\left(\frac{(XW_Q)(XW_K)^\top}{\sqrt{d_k}}\right) XW_V
 
     ``x`` is ``(..., L, d_model)``, ``w_q`` and ``w_k`` are ``(d_model, d_k)``, ``w_v`` is
-    ``(d_model, d_v)``; ``bias``, ``causal`` and ``scale`` are passed to :func:`attention`.
+    ``(d_model, d_v)``: non-empty array-likes (lists, tuples, arrays) of finite real
+    numbers, promoted to float64 before any product. ``bias``, ``causal`` and ``scale``
+    are checked and used as in :func:`attention`. Errors name the argument (``x``,
+    ``w_q``, ``w_k``, ``w_v``, ...), as in :func:`attention`.
     """
-    x = check_array(x, "x", min_ndim=2)
-    mats = {
-        "w_q": check_array(w_q, "w_q", ndim=2),
-        "w_k": check_array(w_k, "w_k", ndim=2),
-        "w_v": check_array(w_v, "w_v", ndim=2),
-    }
-    for name, w in mats.items():
-        if w.shape[0] != x.shape[-1]:
-            raise ValueError(f"{name} must have {x.shape[-1]} rows (x's last dimension), got shape {w.shape}")
-    if mats["w_q"].shape[1] != mats["w_k"].shape[1]:
-        raise ValueError(f"w_q and w_k must have the same number of columns, got {w_q.shape} and {w_k.shape}")
-    return attention(x @ mats["w_q"], x @ mats["w_k"], x @ mats["w_v"], bias=bias, causal=causal, scale=scale)
+    x = as_real_array(x, "x", min_ndim=2)
+    check_bool(causal, "causal")
+    q = _project(x, w_q, "w_q")
+    k = _project(x, w_k, "w_k")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"w_q and w_k must have the same number of columns, got {q.shape[-1]} and {k.shape[-1]}"
+        )
+    return attention(q, k, _project(x, w_v, "w_v"), bias=bias, causal=causal, scale=scale)
+
+
+def _project(x: np.ndarray, w: object, name: str) -> np.ndarray:
+    """``x @ w`` for a checked float64 ``x``; ``w`` must be a real ``(d_model, d)`` matrix."""
+    w = as_real_array(w, name, ndim=2)
+    if w.shape[0] != x.shape[-1]:
+        raise ValueError(f"{name} must have {x.shape[-1]} rows (x's last dimension), got shape {w.shape}")
+    check_size((*x.shape[:-1], w.shape[1]), f"x @ {name}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = x @ w
+    if not np.isfinite(out).all():
+        raise ValueError(f"x @ {name} exceeds the float64 range (about 1.8e308): scale x or {name} down")
+    return out
 
 
 def taylor_terms(
@@ -164,33 +250,61 @@ def taylor_terms(
     row :math:`m` of :math:`P`, and ``cross`` :math:`= \tfrac12 (D^2_P f - \sum_m D^2_{P^{(m)}} f)`.
     Each is computed with step ``step`` along the unit direction, so the truncation error
     is :math:`O(\mathrm{step}^2)` relative to the term. Also returns ``f0`` :math:`= f(X)`.
+
+    Accepted input: ``f`` a callable returning a finite real scalar; ``x`` and ``p``
+    non-empty 2-D array-likes of finite real numbers of one shape (promoted to float64);
+    ``step`` a real number in ``[2**-30, 2**30]``. Raises ``TypeError``/``ValueError``
+    naming ``f``, ``x``, ``p`` or ``step``, also when a term exceeds the float64 range.
     """
     if not callable(f):
         raise TypeError(f"f must be a callable (L, d) array -> float, got {type(f).__name__}")
-    x = check_array(x, "x", ndim=2).astype(np.float64)
-    p = check_array(p, "p", ndim=2).astype(np.float64)
+    x = as_real_array(x, "x", ndim=2)
+    p = as_real_array(p, "p", ndim=2)
     if p.shape != x.shape:
         raise ValueError(f"p must have the shape of x {x.shape}, got {p.shape}")
     step = check_positive_real(step, "step")
-    f0 = float(f(x))
+    if not MIN_STEP <= step <= MAX_STEP:
+        raise ValueError(f"step must be in [2**-30, 2**30] (the finite-difference range), got {step}")
+
+    def call(arg: np.ndarray) -> float:
+        value = f(arg)
+        arr = np.asarray(value)
+        if (
+            arr.ndim != 0
+            or arr.dtype == object
+            or arr.dtype == bool
+            or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating))
+        ):
+            raise TypeError(f"f must return a real scalar, got {value!r}")
+        out = float(arr)
+        if not np.isfinite(out):
+            raise ValueError(f"f must return a finite value, got {out}")
+        return out
+
+    f0 = call(x)
 
     def d1_d2(direction: np.ndarray) -> tuple[float, float]:
         norm = float(np.linalg.norm(direction))
         if norm == 0.0:
             return 0.0, 0.0
         u = direction / norm
-        plus, minus = float(f(x + step * u)), float(f(x - step * u))
+        plus, minus = call(x + step * u), call(x - step * u)
         return norm * (plus - minus) / (2 * step), norm**2 * (plus - 2 * f0 + minus) / step**2
 
-    first, full_second = d1_d2(p)
-    diagonal_second = 0.0
-    for m in range(x.shape[0]):
+    with np.errstate(over="ignore", invalid="ignore"):
+        first, full_second = d1_d2(p)
+        diagonal_second = 0.0
         only_m = np.zeros_like(p)
-        only_m[m] = p[m]
-        diagonal_second += d1_d2(only_m)[1]
-    return {
+        for m in range(x.shape[0]):
+            only_m[m] = p[m]
+            diagonal_second += d1_d2(only_m)[1]
+            only_m[m] = 0.0
+    terms = {
         "f0": f0,
         "first": first,
         "diagonal": 0.5 * diagonal_second,
         "cross": 0.5 * (full_second - diagonal_second),
     }
+    if not all(np.isfinite(v) for v in terms.values()):
+        raise ValueError("the Taylor terms exceed the float64 range: scale p (or f) down")
+    return terms

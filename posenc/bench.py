@@ -69,6 +69,22 @@ def _median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _round_robin(fns: dict, repeats: int) -> dict:
+    """Median wall time of each function, timed in turn (``repeats`` rounds).
+
+    Taking turns exposes every implementation to the same background load, so the ratios
+    between them are steadier than those of separate timing loops on a shared machine.
+    """
+    times: dict = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            result = fn()
+            times[name].append(time.perf_counter() - t0)
+            del result
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def _peak_bytes(fn) -> int:
     tracemalloc.start()
     tracemalloc.reset_peak()
@@ -102,6 +118,35 @@ def _sample_positions(length: int) -> list[int]:
     return sorted(p for p in picks if 0 <= p < length)
 
 
+def _rope_mp_error(x: np.ndarray, got: np.ndarray, layout: str, samples) -> tuple[float, float]:
+    """Max |got - exact| over sampled (head, row) pairs, and in ulps of ``got.dtype`` at the pair's norm.
+
+    The exact value is the rotation, in 160-bit mpmath, of the pairs of ``x`` by the angle
+    ``fl(m * theta_i)`` that :func:`~posenc.rope.apply_rope` forms in float64 (its
+    documented input to cos and sin), with ``theta_i`` the float64 inverse frequencies.
+    """
+    import mpmath
+
+    d = x.shape[-1]
+    half = d // 2
+    theta = frequencies(d)
+    x3, g3 = x.reshape(-1, *x.shape[-2:]), got.reshape(-1, *x.shape[-2:])
+    worst_abs, worst_ulp = 0.0, 0.0
+    with mpmath.workprec(160):
+        for head, row in samples:
+            xr, gr = x3[head, row], g3[head, row]
+            for i in range(half):
+                j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+                w = mpmath.expj(mpmath.mpf(float(np.float64(row) * theta[i])))
+                z = mpmath.mpc(float(xr[j]), float(xr[k])) * w
+                ulp = float(np.spacing(got.dtype.type(float(abs(z)))))
+                for col, exact in ((j, z.real), (k, z.imag)):
+                    err = float(abs(mpmath.mpf(float(gr[col])) - exact))
+                    worst_abs = max(worst_abs, err)
+                    worst_ulp = max(worst_ulp, err / ulp)
+    return worst_abs, worst_ulp
+
+
 def _machine() -> dict:
     info = {
         "python": platform.python_version(),
@@ -125,49 +170,102 @@ def _machine() -> dict:
 
 
 def run(quick: bool = False, log=print) -> dict:
-    """Run every benchmark; returns ``{"machine": ..., "rows": [...]}`` and prints a table."""
-    repeats = 3
+    """Run every benchmark; returns ``{"machine": ..., "quick": ..., "rows": [...]}`` and prints a table.
+
+    Every row has ``group``, ``impl``, ``size``, ``seconds`` (median wall time), ``peak_bytes``
+    and ``ratio`` (time over the group's baseline: the straightforward float64 table, a
+    copy of ``x`` of the same dtype, ``np.full``). Table rows add ``ratio_fill`` (time over
+    ``np.full`` of the same shape and dtype), ``speedup`` (straightforward time over this
+    one), ``max_abs_error`` and ``max_err_ulp32``; RoPE rows add ``max_abs_error`` and
+    ``max_err_ulp`` (in ulps of the output dtype at the norm of the pair, which the
+    rotation keeps).
+    """
+    repeats = 3 if quick else 5
     rows: list[dict] = []
 
-    def record(group, name, size, fn, baseline_time=None, repeats=repeats, error=None, peak=True):
-        t = _median_time(fn, repeats)
-        mem = _peak_bytes(fn) if peak else None
+    def emit(
+        group, name, size, seconds, *, ratio, peak=None, error=None, error_key="max_err_ulp32", extra=None
+    ):
         row = {
             "group": group,
             "impl": name,
             "size": size,
-            "seconds": t,
-            "peak_bytes": mem,
-            "ratio": (t / baseline_time) if baseline_time else 1.0,
+            "seconds": seconds,
+            "peak_bytes": peak,
+            "ratio": ratio,
         }
+        row.update(extra or {})
         if error is not None:
-            row["max_abs_error"], row["max_err_ulp32"] = error
+            row["max_abs_error"], row[error_key] = error
         rows.append(row)
-        err = "" if error is None else f"  err {error[0]:.2e} ({error[1]:.3g} ulp32)"
-        mem_txt = "-" if mem is None else f"{mem / 2**20:9.1f} MiB"
-        log(f"{group:12s} {name:28s} {size:22s} {t * 1e3:10.1f} ms {mem_txt:>13s}  x{row['ratio']:6.2f}{err}")
+        t_txt = "" if seconds is None else f"{seconds * 1e3:10.1f} ms"
+        mem_txt = "" if peak is None else f"{peak / 2**20:8.1f} MiB"
+        ratio_txt = "" if ratio is None else f"x{ratio:6.2f}"
+        fill_txt = f"fill x{row['ratio_fill']:5.2f}" if row.get("ratio_fill") is not None else ""
+        err = "" if error is None else f"err {error[0]:.2e} ({error[1]:.3g} {error_key[8:]})"
+        log(
+            f"{group:10s} {name:30s} {size:25s} {t_txt:>13s} {mem_txt:>12s} "
+            f"{ratio_txt:>8s} {fill_txt:>11s}  {err}"
+        )
+
+    def record(group, name, size, fn, baseline_time=None, repeats=repeats, error=None):
+        t = _median_time(fn, repeats)
+        emit(
+            group,
+            name,
+            size,
+            t,
+            ratio=(t / baseline_time) if baseline_time else 1.0,
+            peak=_peak_bytes(fn),
+            error=error,
+        )
         return t
 
-    log(f"{'group':12s} {'implementation':28s} {'size':22s} {'time':>13s} {'peak memory':>13s}  ratio")
+    log(
+        f"{'group':10s} {'implementation':30s} {'size':25s} {'time':>13s} {'peak memory':>12s} "
+        f"{'ratio':>8s} {'vs fill':>11s}  max error (vs mpmath)"
+    )
     # ---- sinusoidal tables -------------------------------------------------------------
+    # ratio: over the straightforward float64 table; vs fill: over np.full of the same
+    # shape and dtype (the cost of writing the table's memory once).
     sizes = [(1024, 64), (4096, 256)] if quick else [(1024, 64), (16384, 512), (65536, 1024), (8192, 4096)]
     for length, d in sizes:
         size = f"L={length}, d={d}"
         sample = _sample_positions(length)
-        variants = [
-            ("straightforward float64", lambda length=length, d=d: straightforward_table(length, d)),
-            ("float32 formula", lambda length=length, d=d: float32_formula_table(length, d)),
-            ("posenc float64", lambda length=length, d=d: sinusoidal_encoding(length, d)),
-            (
-                "posenc float32",
-                lambda length=length, d=d: sinusoidal_encoding(length, d, dtype=np.float32),
+        shape = (length, d)
+        variants = {
+            "fill float64 (floor)": (lambda shape=shape: np.full(shape, 0.5), None),
+            "straightforward float64": (
+                lambda length=length, d=d: straightforward_table(length, d),
+                np.float64,
             ),
-        ]
-        base_t = None  # the first variant is the baseline of the others
-        for name, make in variants:
-            err = _mp_max_error(make()[sample], sample, d)
-            t = record("sinusoidal", name, size, make, base_t, error=err)
-            base_t = t if base_t is None else base_t
+            "float32 formula": (lambda length=length, d=d: float32_formula_table(length, d), np.float32),
+            "posenc float64": (lambda length=length, d=d: sinusoidal_encoding(length, d), np.float64),
+            "posenc float32": (
+                lambda length=length, d=d: sinusoidal_encoding(length, d, dtype=np.float32),
+                np.float32,
+            ),
+            "fill float32 (floor)": (lambda shape=shape: np.full(shape, 0.5, dtype=np.float32), None),
+        }
+        times = _round_robin({name: fn for name, (fn, _) in variants.items()}, repeats)
+        t_straight = times["straightforward float64"]
+        fills = {np.float64: times["fill float64 (floor)"], np.float32: times["fill float32 (floor)"]}
+        for name, (fn, dt) in variants.items():
+            t = times[name]
+            extra = {"speedup": t_straight / t}
+            if dt is not None:
+                extra["ratio_fill"] = t / fills[dt]
+            err = None if dt is None else _mp_max_error(fn()[sample], sample, d)
+            emit(
+                "sinusoidal",
+                name,
+                size,
+                t,
+                ratio=t / t_straight,
+                peak=_peak_bytes(fn),
+                error=err,
+                extra=extra,
+            )
     # a table too large to hold in float64 (2^20 x 1024 = 8 GiB): streamed in row blocks
     length, d = (2**14, 1024) if quick else (2**20, 1024)
     size = f"L={length}, d={d} (stream)"
@@ -195,8 +293,6 @@ def run(quick: bool = False, log=print) -> dict:
         repeats=1,
         error=_mp_max_error(tab, sample, d),
     )
-    f32 = float32_formula_table(1, d)  # warm
-    del f32
     err = _mp_max_error(sinusoidal_encoding(np.array(sample), d, dtype=np.float32), sample, d)
     record("sinusoidal", "posenc float32 blocks", size, stream_posenc, base_t, repeats=1, error=err)
     # float32 formula at large positions (its error only; its table is not streamed)
@@ -204,37 +300,51 @@ def run(quick: bool = False, log=print) -> dict:
     div = np.exp(np.arange(0, d, 2, dtype=np.float32) * np.float32(-np.log(10000.0) / d))
     tab32 = np.empty((len(sample), d), dtype=np.float32)
     tab32[:, 0::2], tab32[:, 1::2] = np.sin(pos32 * div), np.cos(pos32 * div)
-    e32 = _mp_max_error(tab32, sample, d)
-    rows.append(
-        {
-            "group": "sinusoidal",
-            "impl": "float32 formula (error only)",
-            "size": size,
-            "seconds": None,
-            "peak_bytes": None,
-            "ratio": None,
-            "max_abs_error": e32[0],
-            "max_err_ulp32": e32[1],
-        }
-    )
-    log(
-        f"{'sinusoidal':12s} {'float32 formula (error only)':28s} {size:22s} {'':>30s}"
-        f"          err {e32[0]:.2e} ({e32[1]:.3g} ulp32)"
+    emit(
+        "sinusoidal",
+        "float32 formula (error only)",
+        size,
+        None,
+        ratio=None,
+        error=_mp_max_error(tab32, sample, d),
     )
 
     # ---- RoPE ---------------------------------------------------------------------------
-    shape = (2, 8, 512, 64) if quick else (8, 32, 4096, 128)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    size = "x" + "x".join(map(str, shape)) + " f32"
-    length, d = shape[-2], shape[-1]
+    # ratio: over a copy of x of the same dtype (reading and writing that much memory).
+    # float64 input has half the heads, so that x is 512 MiB in both dtypes (the
+    # straightforward version's temporaries then stay within a few GiB).
+    full = (2, 8, 512, 64) if quick else (8, 32, 4096, 128)
+    length, d = full[-2], full[-1]
     ang = np.arange(length, dtype=np.float64)[:, None] * frequencies(d)[None, :]
-    cos = np.concatenate([np.cos(ang)] * 2, axis=-1).astype(np.float32)
-    sin = np.concatenate([np.sin(ang)] * 2, axis=-1).astype(np.float32)
-    base_t = record("rope", "copy of x (floor)", size, lambda x=x: x.copy())
-    record("rope", "x*cos + rotate_half(x)*sin", size, lambda x=x: straightforward_rope(x, cos, sin), base_t)
-    record("rope", "posenc apply_rope half", size, lambda x=x: apply_rope(x, layout="half"), base_t)
-    record("rope", "posenc apply_rope interleaved", size, lambda x=x: apply_rope(x), base_t)
-    del x
+    for dt, tag in ((np.float32, "f32"), (np.float64, "f64")):
+        shape = full if dt == np.float32 else (full[0] // 2, *full[1:])
+        lead = int(np.prod(shape[:-2]))
+        samples = [(0, 0), (lead // 2, length // 2 + 1), (lead - 1, length - 1)]
+        x = np.random.default_rng(0).standard_normal(shape).astype(dt)
+        size = "x" + "x".join(map(str, shape)) + " " + tag
+        cos = np.concatenate([np.cos(ang)] * 2, axis=-1).astype(dt)
+        sin = np.concatenate([np.sin(ang)] * 2, axis=-1).astype(dt)
+        variants = {
+            "copy of x (floor)": (lambda x=x: x.copy(), None),
+            "x*cos + rotate_half(x)*sin": (lambda x=x, c=cos, s=sin: straightforward_rope(x, c, s), "half"),
+            "posenc apply_rope half": (lambda x=x: apply_rope(x, layout="half"), "half"),
+            "posenc apply_rope interleaved": (lambda x=x: apply_rope(x), "interleaved"),
+        }
+        times = _round_robin({name: fn for name, (fn, _) in variants.items()}, repeats)
+        t_copy = times["copy of x (floor)"]
+        for name, (fn, layout) in variants.items():
+            err = None if layout is None else _rope_mp_error(x, fn(), layout, samples)
+            emit(
+                "rope",
+                name,
+                size,
+                times[name],
+                ratio=times[name] / t_copy,
+                peak=_peak_bytes(fn),
+                error=err,
+                error_key="max_err_ulp",
+            )
+        del x
 
     # ---- bias tables ----------------------------------------------------------------------
     heads, length = (8, 256) if quick else (16, 2048)

@@ -26,6 +26,14 @@ while :math:`|k| < \pi d/\lambda` (:func:`aliasing_onset`); beyond, its fastest 
 and :math:`D` becomes a sum of pseudo-random-phase cosines whose mean square tends to
 :math:`d/4` (:func:`noise_floor`).
 
+Input contract of every function here: an offset ``k`` (``x`` for
+:func:`cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
+real numbers (integers up to 2**53 in magnitude; :func:`endpoint_correction` and
+:func:`far_asymptote` also floats only up to 2**53); ``d_model`` is an even integer in
+``[2, 2**16]``; ``base`` a finite real number ``> 1``. Bools, complex numbers, strings,
+NaN and infinities raise ``TypeError``/``ValueError`` naming the argument, and so does a
+result beyond the float64 range. Scalars give floats, arrays float64 arrays of their shape.
+
 Only numpy is imported; nothing here needs mpmath or sympy.
 """
 
@@ -35,26 +43,39 @@ import math
 
 import numpy as np
 
-from ._validation import MAX_EXACT_INTEGER, check_base, check_even_int
+from ._validation import MAX_EXACT_INTEGER, check_base, check_finite_result, check_width
 
 EULER_GAMMA = 0.57721566490153286060651209008240243
 _SERIES_MAX = 4.0  # |x| up to which Ci uses its power series; the continued fraction above
 _CHUNK = 1 << 22  # cosines evaluated per block in dot_product_sum (bounds memory)
+# dot_product_sum evaluates k.size * d_model / 2 terms (four sin/cos each): at most this many.
+MAX_TERMS = 2**31
+MAX_TERMS_TEXT = "2**31"
 
 
 def _as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
-    """Return ``k`` as a float64 array of finite offsets and whether it was a scalar."""
+    """Return ``k`` as a float64 array of finite offsets and whether it was a scalar.
+
+    Accepted: a real scalar or a non-empty array-like (any shape) of an integer or floating
+    dtype; every finite float64 value is allowed, integers up to 2**53 in magnitude (larger
+    ones would be rounded). Bools, complex numbers, strings, ragged lists, NaN and
+    infinities raise ``TypeError``/``ValueError`` naming ``name``.
+    """
     if isinstance(k, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number or an array of real numbers, got a bool")
-    arr = np.asarray(k)
+    try:
+        arr = np.asarray(k)
+    except (ValueError, TypeError):
+        raise TypeError(f"{name} must be a real number or a regular array of real numbers") from None
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {arr.dtype}")
+        kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {kind}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.issubdtype(arr.dtype, np.integer):
-        if np.max(np.abs(arr.astype(object))) > MAX_EXACT_INTEGER:
+        if int(arr.min()) < -MAX_EXACT_INTEGER or int(arr.max()) > MAX_EXACT_INTEGER:
             raise ValueError(f"{name} must have magnitude at most 2**53 to be exact in float64")
         out = arr.astype(np.float64)
     else:
@@ -62,6 +83,57 @@ def _as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
         if not np.all(np.isfinite(out)):
             raise ValueError(f"{name} must be finite, got NaN or infinity")
     return out, arr.ndim == 0
+
+
+def _check_quotient_range(arr: np.ndarray, name: str = "k") -> None:
+    # k/b is carried as quotient + remainder (about 106 bits): exact enough for |k| <= 2**53.
+    if float(np.max(np.abs(arr))) > MAX_EXACT_INTEGER:
+        raise ValueError(
+            f"{name} must have magnitude at most 2**53 here (k/base is reduced to about 106 bits), "
+            f"got {float(np.max(np.abs(arr)))!r}"
+        )
+
+
+def _finite(values: np.ndarray, what: str) -> np.ndarray:
+    return check_finite_result(values, f"{what} is beyond the float64 range (about 1.8e308) for this k")
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Veltkamp split (|a| <= 2**900): a = hi + lo exactly, each with at most 26 significant bits.
+    c = 134217729.0 * a  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a * b = hi + lo`` exactly (Dekker), for any finite float64 ``a``, ``b`` (broadcast).
+
+    The mantissas (in ``[0.5, 1)``) are multiplied, so the split cannot overflow; the
+    exponent is put back with ``ldexp`` (exact unless ``lo`` falls into the subnormal range,
+    where its absolute error is below 2**-1074 times the scale).
+    """
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    ma, mb = np.broadcast_arrays(ma, mb)
+    hi = ma * mb
+    ah, al = _split(ma)
+    bh, bl = _split(mb)
+    lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl
+    e = ea + eb
+    return np.ldexp(hi, e), np.ldexp(lo, e)
+
+
+def _cos_sum(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    # cos(hi + lo) for exact float64 parts: cos and sin of each part are correctly reduced.
+    return np.cos(hi) * np.cos(lo) - np.sin(hi) * np.sin(lo)
+
+
+def _exact_quotient(a: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """``a / base = q + r`` with ``q = fl(a / base)`` and the remainder ``r`` to full precision."""
+    q = a / base
+    ph, pl = _two_product(q, np.float64(base))
+    r = ((a - ph) - pl) / base  # a - ph is exact (Sterbenz): ph is within one ulp of a
+    return q, r
 
 
 def _result(values: np.ndarray, scalar: bool) -> np.ndarray | float:
@@ -162,7 +234,8 @@ def oscillatory_integral(k: object, base: float = 10000.0) -> np.ndarray | float
     :math:`(d/2)J(k)` is the integral approximation of the dot product
     (:func:`integral_approximation`). The difference of the two Ci values is formed
     without cancelling logarithms, so :math:`J` has an absolute error below
-    :math:`4\cdot 10^{-15}/\ln b` for every ``k`` (scalar or array, any shape).
+    :math:`4\cdot 10^{-15}/\ln b + 2^{-51}` (the last term: rounding of a value near 1) for
+    every finite ``k`` (scalar or array, any shape).
 
     Raises ``TypeError``/``ValueError`` naming ``k`` or ``base`` for non-real or
     non-finite offsets and for ``base <= 1``.
@@ -185,7 +258,7 @@ def integral_approximation(k: object, d_model: int, base: float = 10000.0) -> np
     naming the argument for bad ``k``, an odd or non-positive ``d_model``, or
     ``base <= 1``.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     j = oscillatory_integral(k, base)
     return (d_model / 2) * j
 
@@ -196,26 +269,53 @@ def dot_product_sum(k: object, d_model: int, base: float = 10000.0) -> np.ndarra
     :math:`\omega_i = b^{-2i/d}` are the correctly rounded float64 frequencies of
     :func:`~posenc.sinusoidal.frequencies`. Vectorised over ``k`` (scalar or array of any shape; the
     cosines are evaluated in blocks, so long arrays and wide models do not exhaust
-    memory). Each angle :math:`k\omega_i` is formed in float64 with an error of at most
-    :math:`|k|\,\omega_i\,2^{-52}` (rounding of :math:`\omega_i` and of the product), so
-    :math:`|D_{\mathrm{computed}} - D| \le \sum_i (|k|\omega_i + 2)\,2^{-52}`: below
-    :math:`10^{-9}` for :math:`|k| \le 10^6` and every :math:`d \le 4096`.
+    memory). Each product :math:`k\omega_i` is formed exactly, as the sum of two float64
+    numbers (Dekker's two-product), and its cosine from theirs, so every term is within a
+    few ulp of :math:`\cos(k\omega_i)` for every finite float64 ``k``, however large:
+    :math:`|D_{\mathrm{computed}} - D| \le d\cdot 2^{-50}`.
 
-    Raises ``TypeError``/``ValueError`` naming the argument for bad ``k``, an odd or
-    non-positive ``d_model``, or ``base <= 1``.
+    Accepted: ``k`` a real scalar or non-empty array-like of finite real numbers (integers
+    up to 2**53 in magnitude); ``d_model`` an even integer in ``[2, 2**16]``; ``base`` a
+    finite real number ``> 1``; ``k.size * d_model / 2 <= 2**31`` (refused at once). Raises
+    ``TypeError``/``ValueError`` naming the argument otherwise.
     """
     from .sinusoidal import frequencies
 
     arr, scalar = _as_offsets(k, "k")
-    d_model = check_even_int(d_model, "d_model")
-    omega = frequencies(d_model, check_base(base))
+    d_model = check_width(d_model, "d_model")
+    base = check_base(base)
+    terms = arr.size * (d_model // 2)
+    if terms > MAX_TERMS:
+        raise ValueError(
+            f"k.size * d_model / 2 = {terms} cosines exceed the limit {MAX_TERMS_TEXT}: pass fewer offsets"
+        )
+    omega = frequencies(d_model, base)
+    w_hi, w_lo = _split(omega)  # 0 < omega <= 1: no overflow
     flat = arr.ravel()
     out = np.empty_like(flat)
     step = max(1, _CHUNK // omega.size)
     for start in range(0, flat.size, step):
         block = flat[start : start + step]
-        out[start : start + step] = np.cos(block[:, None] * omega[None, :]).sum(axis=1)
+        out[start : start + step] = _cos_products(block, omega, w_hi, w_lo).sum(axis=1)
     return _result(out.reshape(arr.shape), scalar)
+
+
+def _cos_products(k: np.ndarray, omega: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
+    # cos(k_j * omega_i) with the product exact: k * omega = hi + lo (Dekker). For |k| above
+    # 2**900 the split would overflow and the general (mantissa-scaled) two-product is used.
+    big = float(np.max(np.abs(k))) > 2.0**900
+    if big:
+        hi, lo = _two_product(k[:, None], omega[None, :])
+    else:
+        k_hi, k_lo = _split(k)
+        hi = k[:, None] * omega[None, :]
+        lo = (((k_hi[:, None] * w_hi - hi) + k_hi[:, None] * w_lo) + k_lo[:, None] * w_hi) + k_lo[
+            :, None
+        ] * w_lo
+    if not big and float(np.max(np.abs(hi))) < 2.0**26:
+        # |lo| <= 2**-28: cos(lo) rounds to 1 and sin(lo) to lo
+        return np.cos(hi) - np.sin(hi) * lo
+    return _cos_sum(hi, lo)
 
 
 def endpoint_correction(k: object, base: float = 10000.0) -> np.ndarray | float:
@@ -226,10 +326,17 @@ def endpoint_correction(k: object, base: float = 10000.0) -> np.ndarray | float:
     + \tfrac{h}{2}(f(0) - f(1)) + O(h^2 \max|f'|)`, so
     :math:`D(k) \approx \tfrac{d}{2}J(k) + \tfrac12(\cos k - \cos(k/b))` while
     :math:`|k| < \pi d/\ln b` (:func:`aliasing_onset`). Independent of ``d_model``.
+
+    ``k`` as in :func:`dot_product_sum` with :math:`|k| \le 2^{53}` (``ValueError`` naming
+    ``k`` above), ``base`` finite ``> 1``. :math:`k/b` is carried as quotient plus
+    remainder (about 106 bits), so the result is within a few ulp (absolute error below
+    :math:`2^{-50}`) for every accepted ``k``.
     """
     arr, scalar = _as_offsets(k, "k")
     base = check_base(base)
-    return _result(0.5 * (np.cos(arr) - np.cos(arr / base)), scalar)
+    _check_quotient_range(arr)
+    q, r = _exact_quotient(arr, base)
+    return _result(0.5 * (np.cos(arr) - _cos_sum(q, r)), scalar)
 
 
 def mean_square_frequency(d_model: int, base: float = 10000.0) -> float:
@@ -241,7 +348,7 @@ def mean_square_frequency(d_model: int, base: float = 10000.0) -> float:
     product at 0: :math:`D(k) = \tfrac{d}{2}(1 - \tfrac{k^2}{2}\langle\omega^2\rangle) + O(k^4)`.
     As :math:`d \to \infty` it tends to the continuum value :math:`(1 - b^{-2})/(2\ln b)`.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
     lam = math.log(base)
     return float((2 / d_model) * math.expm1(-2 * lam) / math.expm1(-4 * lam / d_model))
@@ -254,10 +361,14 @@ def near_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray
 
     The second-order Taylor polynomial of :math:`D(k)` at 0 (:func:`mean_square_frequency`);
     the error is at most :math:`\tfrac{d}{2}\,k^4\langle\omega^4\rangle/24 \le \tfrac{d}{2}\,k^4/24`.
+    ``k`` as in :func:`dot_product_sum`; ``ValueError`` naming ``k`` when the polynomial
+    leaves the float64 range (:math:`|k| \gtrsim 10^{154}`).
     """
     arr, scalar = _as_offsets(k, "k")
     m2 = mean_square_frequency(d_model, base)
-    return _result((d_model / 2) * (1.0 - 0.5 * arr * arr * m2), scalar)
+    with np.errstate(over="ignore"):
+        out = (d_model / 2) * (1.0 - 0.5 * arr * arr * m2)
+    return _result(_finite(out, "the near asymptote (d/2)(1 - k^2 <w^2>/2)"), scalar)
 
 
 def log_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
@@ -274,7 +385,7 @@ def log_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray 
     arr, scalar = _as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the logarithmic asymptote")
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     lam = math.log(check_base(base))
     return _result((d_model / 2) * (lam - np.log(np.abs(arr)) - EULER_GAMMA) / lam, scalar)
 
@@ -285,25 +396,39 @@ def far_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray 
     From :math:`\mathrm{Ci}(x) = \sin(x)/x + O(1/x^2)`. The second term dominates: the
     integral approximation decays as :math:`O(1/|k|)`, but with the envelope
     :math:`\tfrac{d}{2}\,(b+1)/(|k|\ln b)` (see :func:`far_envelope`), which is small only
-    once :math:`|k| \gg b`. Raises ``ValueError`` for ``k == 0``.
+    once :math:`|k| \gg b`. Raises ``ValueError`` for ``k == 0`` and for
+    :math:`|k| > 2^{53}`. :math:`|k|/b` is carried as quotient plus remainder (about 106
+    bits), so the absolute error is a few ulp of :func:`far_envelope` for every accepted
+    ``k`` (``ValueError`` naming ``k`` if the value leaves the float64 range).
     """
     arr, scalar = _as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the far asymptote")
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
+    _check_quotient_range(arr)
     a = np.abs(arr)
-    return _result((d_model / 2) * (np.sin(a) - base * np.sin(a / base)) / (a * math.log(base)), scalar)
+    q, r = _exact_quotient(a, base)
+    sin_ab = np.sin(q) * np.cos(r) + np.cos(q) * np.sin(r)
+    with np.errstate(over="ignore"):
+        out = (d_model / 2) * (np.sin(a) - base * sin_ab) / (a * math.log(base))
+    return _result(_finite(out, "the far asymptote"), scalar)
 
 
 def far_envelope(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
-    r"""Envelope :math:`\tfrac{d}{2}\,(b+1)/(|k|\ln b)` of :func:`far_asymptote` (its maximum modulus)."""
+    r"""Envelope :math:`\tfrac{d}{2}\,(b+1)/(|k|\ln b)` of :func:`far_asymptote` (its maximum modulus).
+
+    ``k`` nonzero, as in :func:`dot_product_sum`; ``ValueError`` naming ``k`` when the
+    envelope exceeds the float64 range (a subnormal ``k``).
+    """
     arr, scalar = _as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the far envelope")
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    return _result((d_model / 2) * (base + 1.0) / (np.abs(arr) * math.log(base)), scalar)
+    with np.errstate(over="ignore"):
+        out = ((base + 1.0) / math.log(base)) / np.abs(arr) * (d_model / 2)  # no spurious overflow
+    return _result(_finite(out, "the far envelope (d/2)(b+1)/(|k| ln b)"), scalar)
 
 
 def aliasing_onset(d_model: int, base: float = 10000.0) -> float:
@@ -316,7 +441,7 @@ def aliasing_onset(d_model: int, base: float = 10000.0) -> float:
     :math:`m \ne 0` terms acquire a stationary point once :math:`|\psi'| \ge 2\pi` somewhere,
     first at :math:`i = 0`: :math:`2\lambda k/d = 2\pi`.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     return math.pi * d_model / math.log(check_base(base))
 
 
@@ -331,10 +456,10 @@ def aliased_fraction(k: object, d_model: int, base: float = 10000.0) -> np.ndarr
     square of :math:`D - \tfrac{d}{2}J` is about :math:`t_*\,d/4`.
     """
     arr, scalar = _as_offsets(k, "k")
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     lam = math.log(check_base(base))
     a = np.abs(arr)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # an overflow here means t* = 1
         t = np.log(lam * a / (math.pi * d_model)) / lam
     return _result(np.clip(np.where(a > 0, t, 0.0), 0.0, 1.0), scalar)
 
@@ -348,7 +473,7 @@ def noise_floor(d_model: int) -> float:
     :math:`k = 0..K-1` tend to 0 and those of :math:`\cos^2(k\omega_i)` to :math:`1/2`.
     Hence :math:`\frac1K\sum_{k<K} D(k)^2 \to \tfrac{d}{2}\cdot\tfrac12 = d/4`.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     return math.sqrt(d_model / 4)
 
 

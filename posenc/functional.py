@@ -12,11 +12,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import check_positive_real
+from ._validation import as_int_array, as_real_array, check_positive_real
 
 
 def _is_real(arr: np.ndarray) -> bool:
     return np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+
+
+# |x| / period above this is refused: the spacing of float64 numbers there exceeds the
+# period / 2, so x does not determine its residue.
+_MAX_TURNS = 2**52
 
 
 def wrap_angle(x: object, period: float = 2 * np.pi) -> np.ndarray:
@@ -25,22 +30,30 @@ def wrap_angle(x: object, period: float = 2 * np.pi) -> np.ndarray:
     The result is :math:`x - P\,\lfloor (x + P/2)/P \rfloor`: two angles are equal modulo
     :math:`P` exactly when their wrapped difference is zero. ``period`` defaults to
     :math:`2\pi` (angles); it must be a finite positive number.
+
+    ``x``: a real scalar or array-like of any shape (integers promoted to float64; bools,
+    complex numbers, NaN and infinities refused; empty arrays give empty results) with
+    ``|x| <= 2**52 * period`` (beyond it neighbouring float64 numbers are more than half a
+    period apart, so ``x`` has no meaningful residue). The result is always in
+    :math:`[-P/2, P/2)`; it differs from the exact residue of ``x`` by at most about
+    :math:`|x|\,2^{-52}` (the rounding of :math:`P\lfloor\cdot\rfloor`), modulo :math:`P`.
     """
     period = check_positive_real(period, "period")
-    arr = np.asarray(x)
-    if not _is_real(arr):
-        raise TypeError(f"x must be a real-valued array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("x must be finite, got NaN or infinity")
-    return arr - period * np.floor((arr + period / 2) / period)
+    arr = as_real_array(x, "x", nonempty=False)
+    if arr.size and float(np.max(np.abs(arr))) > _MAX_TURNS * period:
+        raise ValueError(
+            f"x must have magnitude at most 2**52 * period = {_MAX_TURNS * period!r}, "
+            f"got {float(np.max(np.abs(arr)))!r}"
+        )
+    out = arr - period * np.floor((arr + period / 2) / period)
+    # Rounding can leave a value just outside [-P/2, P/2): move it in by one period.
+    half = period / 2
+    out = np.where(out >= half, out - period, out)
+    return np.where(out < -half, out + period, out)
 
 
 def _as_int_array(value: object, name: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype == object or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must hold integers (positions in Z), got dtype {arr.dtype}")
-    return arr.astype(np.int64)
+    return as_int_array(value, name, what="integers (positions in Z)", nonempty=True)
 
 
 def functional_equation_residual(
@@ -60,9 +73,16 @@ def functional_equation_residual(
     With ``period`` :math:`P` the residual is reduced to :math:`[-P/2, P/2)`: this tests
     the equation in :math:`\mathbb{R}/P\mathbb{Z}`, the right setting for angles
     (:math:`P = 2\pi`), where the solutions are :math:`\varphi_m \equiv m\theta`.
+
+    ``m``, ``n``: non-empty integer scalars or array-likes (numpy integer dtypes; floats,
+    bools and complex numbers refused) with ``|m|, |n| <= 2**53``; ``phi`` must return
+    finite real values (NaN or infinity from ``phi`` is refused, naming ``phi``);
+    ``period`` None or a finite positive real number. Every error names the argument.
     """
     if not callable(phi):
         raise TypeError(f"phi must be a callable on integer arrays, got {type(phi).__name__}")
+    if period is not None:
+        period = check_positive_real(period, "period")
     mm = _as_int_array(m, "m")
     nn = _as_int_array(n, "n")
     try:
@@ -76,8 +96,18 @@ def functional_equation_residual(
             raise ValueError(f"phi must return an array of the input's shape {arg.shape}, got {out.shape}")
         if not _is_real(out):
             raise TypeError(f"phi must return real numbers, got dtype {out.dtype}")
-        values.append(out.astype(np.float64))
+        out = out.astype(np.float64)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("phi must return finite values, got NaN or infinity")
+        values.append(out)
     residual = values[0] - values[1] - values[2]
+    if not np.all(np.isfinite(residual)):
+        raise ValueError("phi's values are too large: the residual overflows float64")
     if period is None:
         return residual
+    if float(np.max(np.abs(residual))) > _MAX_TURNS * period:
+        raise ValueError(
+            f"the residual exceeds 2**52 * period = {_MAX_TURNS * period!r} in magnitude, so it has no "
+            "meaningful residue modulo period; phi's values are too large for this period"
+        )
     return wrap_angle(residual, period)

@@ -14,52 +14,72 @@ There is no row for a position :math:`\ge L_{max}`: such input is rejected.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ._validation import (
-    check_array,
-    check_even_int,
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
+    as_real_array,
+    check_bool,
+    check_choice,
     check_finite_real,
+    check_finite_result,
+    check_nonnegative_real,
     check_positive_int,
     check_positive_real,
+    check_seed,
+    check_size,
+    check_width,
 )
 from .sinusoidal import sinusoidal_encoding
 
 INITS = ("normal", "sinusoidal")
+MAX_STD = 1e300  # normal draws stay below 40 std, far inside the float64 range
+MAX_STEPS = 10**6
+# fit_position_readout: steps * batch_size * train_len * d_model (one multiply-add each)
+MAX_WORK = 2**36
+MAX_WORK_TEXT = "2**36"
 
 
 class LearnedPositionalEncoding:
     """Trainable position table with forward and backward passes.
 
+    The table (``embedding``) and its gradient (``grad_embedding``) are float64. Bad
+    arguments raise ``TypeError``/``ValueError`` naming them.
+
     Parameters
     ----------
     max_len, d_model
-        Table shape. ``d_model`` must be even only for ``init="sinusoidal"``.
+        Table shape: positive integers (not bools) with ``max_len * d_model <= 2**28``.
+        ``d_model`` must be even (and at most 2**16) only for ``init="sinusoidal"``.
     seed
-        Seed of the ``numpy.random.default_rng`` that draws the initial table.
+        Seed of the ``numpy.random.default_rng`` that draws the initial table: a
+        non-negative integer.
     init
         ``"normal"``: entries drawn from :math:`\\mathcal{N}(0, \\mathrm{std}^2)`;
         ``"sinusoidal"``: the sinusoidal table (then trained like any other).
     std
-        Standard deviation of the normal initialisation. The default 0.02 is BERT's
-        ``initializer_range`` (BERT draws from a truncated normal); OpenAI's released
-        GPT-2 code initialises its position table with standard deviation 0.01.
+        Standard deviation of the normal initialisation, a real number in
+        ``(0, 1e300]``. The default 0.02 is BERT's ``initializer_range`` (BERT draws from
+        a truncated normal); OpenAI's released GPT-2 code initialises its position table
+        with standard deviation 0.01.
     """
 
     def __init__(
         self, max_len: int, d_model: int, *, seed: int = 0, init: str = "normal", std: float = 0.02
     ) -> None:
-        self.max_len = check_positive_int(max_len, "max_len")
-        self.d_model = check_positive_int(d_model, "d_model")
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.d_model = check_positive_int(d_model, "d_model", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        init = check_choice(init, "init", INITS)
+        seed = check_seed(seed)
+        check_size((self.max_len, self.d_model), "the table (max_len, d_model)")
         if init == "sinusoidal":
-            check_even_int(d_model, "d_model")
+            check_width(d_model, "d_model")
             self.embedding = sinusoidal_encoding(self.max_len, self.d_model)
         else:
             std = check_positive_real(std, "std")
+            if std > MAX_STD:
+                raise ValueError(f"std must be at most 1e300 (draws must stay finite), got {std}")
             rng = np.random.default_rng(seed)
             self.embedding = rng.normal(0.0, std, size=(self.max_len, self.d_model))
         self.grad_embedding = np.zeros_like(self.embedding)
@@ -71,61 +91,85 @@ class LearnedPositionalEncoding:
         return self.embedding.size
 
     def forward(self, X: np.ndarray) -> np.ndarray:
-        """Return ``X + embedding[:L]`` for ``X`` of shape ``(B, L, d_model)``.
+        """Return ``X + embedding[:L]`` (float64) for ``X`` of shape ``(B, L, d_model)``.
 
-        Raises ``ValueError`` when ``L > max_len``: the table has no row for those positions.
+        ``X``: a non-empty 3-D array-like of finite real numbers (integer and float16/32
+        input is promoted to float64). ``L == max_len`` is allowed; raises ``ValueError``
+        when ``L > max_len`` (the table has no row for those positions), for a wrong
+        shape, NaN/infinity or a sum beyond the float64 range; ``TypeError`` for bool,
+        complex or string input.
         """
-        X = check_array(X, "X", ndim=3)
+        X = as_real_array(X, "X", ndim=3)
         if X.shape[-1] != self.d_model:
             raise ValueError(f"X must have last dimension d_model={self.d_model}, got shape {X.shape}")
         length = X.shape[1]
         if length > self.max_len:
             raise ValueError(
-                f"sequence length {length} exceeds max_len={self.max_len}: a learned table has no "
-                "embedding for positions it was not given"
+                f"X has sequence length {length}, which exceeds max_len={self.max_len}: a learned "
+                "table has no embedding for positions it was not given"
             )
+        with np.errstate(over="ignore"):
+            out = X + self.embedding[:length]
+        check_finite_result(out, "X + embedding exceeds the float64 range (about 1.8e308): scale X down")
         self._last_shape = X.shape
-        return X + self.embedding[:length]
+        return out
 
     __call__ = forward
 
     def backward(self, grad_output: np.ndarray) -> np.ndarray:
-        """Gradient with respect to ``X``; sets ``grad_embedding`` (recomputed, not accumulated).
+        """Gradient with respect to ``X`` (float64); sets ``grad_embedding`` (recomputed, not accumulated).
 
         ``grad_embedding[:L]`` is the batch sum of ``grad_output`` and rows ``L:`` are zero.
+        ``grad_output``: a 3-D array-like of finite real numbers with the shape of the last
+        :meth:`forward` input; raises ``RuntimeError`` before any forward, ``TypeError``/
+        ``ValueError`` naming ``grad_output`` otherwise (also when the batch sum exceeds
+        the float64 range).
         """
         if self._last_shape is None:
             raise RuntimeError("backward called before forward")
-        grad_output = check_array(grad_output, "grad_output", ndim=3)
+        grad_output = as_real_array(grad_output, "grad_output", ndim=3)
         if grad_output.shape != self._last_shape:
             raise ValueError(
                 f"grad_output must have the shape of the last forward output {self._last_shape}, "
                 f"got {grad_output.shape}"
             )
         length = grad_output.shape[1]
+        with np.errstate(over="ignore"):
+            summed = grad_output.sum(axis=0)
+        check_finite_result(summed, "the batch sum of grad_output exceeds the float64 range (about 1.8e308)")
         self.grad_embedding = np.zeros_like(self.embedding)
-        self.grad_embedding[:length] = grad_output.sum(axis=0)
-        return np.array(grad_output, dtype=np.float64, copy=True)
+        self.grad_embedding[:length] = summed
+        return grad_output  # already a new float64 array (as_real_array copies)
 
 
 class PositionReadout:
     r"""A linear readout :math:`\hat y = Y w + c` fitted by :func:`fit_position_readout`.
 
-    Attributes: ``weight`` (shape ``(d_model,)``), ``bias`` (a float) and ``losses``, the
-    training loss before each gradient step (shape ``(steps,)``).
+    Attributes: ``weight`` (float64, shape ``(d_model,)``), ``bias`` (a float) and
+    ``losses``, the training loss before each gradient step (float64, shape ``(steps,)``).
+    The constructor takes array-likes: ``weight`` a non-empty 1-D array of finite real
+    numbers, ``bias`` a finite real number, ``losses`` a 1-D array of finite numbers
+    (possibly empty); else ``TypeError``/``ValueError`` naming the argument.
     """
 
     def __init__(self, weight: np.ndarray, bias: float, losses: np.ndarray) -> None:
-        self.weight = weight
-        self.bias = float(bias)
-        self.losses = losses
+        self.weight = as_real_array(weight, "weight", ndim=1)
+        self.bias = check_finite_real(bias, "bias")
+        self.losses = as_real_array(losses, "losses", ndim=1, nonempty=False)
 
     def predict(self, Y: np.ndarray) -> np.ndarray:
-        """Return ``Y @ weight + bias`` for ``Y`` of shape ``(..., d_model)``."""
-        Y = check_array(Y, "Y", min_ndim=1)
+        """Return ``Y @ weight + bias`` (float64) for ``Y`` of shape ``(..., d_model)``.
+
+        ``Y``: a non-empty array-like of finite real numbers, at least 1-D; raises
+        ``TypeError``/``ValueError`` naming ``Y`` (also when the result exceeds the float64
+        range).
+        """
+        Y = as_real_array(Y, "Y", min_ndim=1)
         if Y.shape[-1] != self.weight.shape[0]:
             raise ValueError(f"Y must have last dimension {self.weight.shape[0]}, got shape {Y.shape}")
-        return Y @ self.weight + self.bias
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = Y @ self.weight + self.bias
+        return check_finite_result(out, "Y @ weight + bias exceeds the float64 range (about 1.8e308)")
 
 
 def fit_position_readout(
@@ -160,30 +204,41 @@ def fit_position_readout(
     ``train_embedding`` is false). Rows ``p >= train_len`` therefore never change.
     ``w`` starts at :math:`\mathcal{N}(0, I/d)` and ``c`` at 0, drawn from
     ``numpy.random.default_rng(seed)`` like the content. Returns a :class:`PositionReadout`.
+
+    Accepted input: ``pe`` a :class:`LearnedPositionalEncoding`; ``target`` a 1-D
+    array-like of finite real numbers with at least ``train_len`` entries; ``train_len``
+    an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
+    ``batch_size`` a positive integer; ``lr`` a finite real number ``> 0``;
+    ``content_std`` finite and ``>= 0``; ``train_embedding`` a bool; ``seed`` a
+    non-negative integer; and ``steps * batch_size * train_len * d_model <= 2**36``
+    (refused at once, not after minutes). Bad input raises ``TypeError``/``ValueError``
+    naming the argument; a run whose loss or parameters leave the float64 range raises
+    ``ValueError`` naming ``lr`` before ``pe`` is changed by that step.
     """
     if not isinstance(pe, LearnedPositionalEncoding):
         raise TypeError(f"pe must be a LearnedPositionalEncoding, got {type(pe).__name__}")
     train_len = check_positive_int(train_len, "train_len")
     if train_len > pe.max_len:
         raise ValueError(f"train_len must be at most pe.max_len={pe.max_len}, got {train_len}")
-    target = check_array(target, "target", ndim=1).astype(np.float64)
+    target = as_real_array(target, "target", ndim=1)
     if target.shape[0] < train_len:
         raise ValueError(f"target must have at least train_len={train_len} entries, got {target.shape[0]}")
-    if not np.all(np.isfinite(target)):
-        raise ValueError("target must be finite, got NaN or infinity")
-    steps = check_positive_int(steps, "steps")
-    batch_size = check_positive_int(batch_size, "batch_size")
+    steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
+    batch_size = check_positive_int(batch_size, "batch_size", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     lr = check_positive_real(lr, "lr")
-    content_std = check_finite_real(content_std, "content_std")
-    if content_std < 0:
-        raise ValueError(f"content_std must be non-negative, got {content_std}")
-    if not isinstance(train_embedding, (bool, np.bool_)):
-        raise TypeError(f"train_embedding must be a bool, got {train_embedding!r}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
+    content_std = check_nonnegative_real(content_std, "content_std")
+    train_embedding = check_bool(train_embedding, "train_embedding")
+    seed = check_seed(seed)
+    d = pe.d_model
+    check_size((batch_size, train_len, d), "a batch (batch_size, train_len, pe.d_model)")
+    work = steps * batch_size * train_len * d
+    if work > MAX_WORK:
+        raise ValueError(
+            f"steps * batch_size * train_len * d_model = {work} exceeds the limit {MAX_WORK_TEXT} "
+            "(minutes of computation): reduce steps or batch_size"
+        )
 
     rng = np.random.default_rng(seed)
-    d = pe.d_model
     w = rng.normal(0.0, 1.0 / np.sqrt(d), size=d)
     c = 0.0
     t = target[:train_len]
@@ -191,14 +246,25 @@ def fit_position_readout(
     losses = np.empty(steps)
     for step in range(steps):
         X = rng.normal(0.0, content_std, size=(batch_size, train_len, d))
-        Y = pe.forward(X)
-        r = Y @ w + c - t
-        losses[step] = 0.5 * np.sum(r**2) / n
-        grad_w = np.einsum("bp,bpd->d", r, Y) / n
-        grad_c = float(np.sum(r)) / n
+        with np.errstate(over="ignore", invalid="ignore"):
+            Y = X + pe.embedding[:train_len]
+            r = Y @ w + c - t
+            losses[step] = 0.5 * np.sum(r**2) / n
+            grad_w = np.einsum("bp,bpd->d", r, Y) / n
+            grad_c = float(np.sum(r)) / n
+            grad_e = (r[:, :, None] * w[None, None, :] / n).sum(axis=0)
+            new_w = w - lr * grad_w
+            new_c = c - lr * grad_c
+            new_e = pe.embedding[:train_len] - lr * grad_e if train_embedding else None
+        finite = np.isfinite(losses[step]) and np.isfinite(new_w).all() and np.isfinite(new_c)
+        if not finite or (new_e is not None and not np.isfinite(new_e).all()):
+            raise ValueError(
+                f"training diverged at step {step} (a loss or parameter beyond the float64 range): "
+                f"lower lr (got {lr}) or content_std (got {content_std})"
+            )
+        pe._last_shape = X.shape  # as pe.forward(X) would (Y above is its output)
         if train_embedding:
             pe.backward(r[:, :, None] * w[None, None, :] / n)
             pe.embedding -= lr * pe.grad_embedding
-        w = w - lr * grad_w
-        c = c - lr * grad_c
+        w, c = new_w, new_c
     return PositionReadout(w, c, losses)

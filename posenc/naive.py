@@ -15,48 +15,98 @@ It also states the requirements of chapter 2 as predicates on an encoder
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import check_array, check_finite_real, check_positive_int
+from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
+    as_real_array,
+    check_choice,
+    check_finite_real,
+    check_nonnegative_real,
+    check_positive_int,
+    check_size,
+)
 
 NORMALISATIONS = ("endpoints", "fraction")
+# min_pairwise_distance compares all pairs: rows**2 * columns coordinate differences.
+MAX_PAIR_WORK = 2**32
+MAX_PAIR_WORK_TEXT = "2**32"
+MAX_LENGTHS = 1024  # entries of ``lengths``/``offsets`` in the predicates
+
+
+def _length(length: object, name: str = "length") -> int:
+    return check_positive_int(length, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
 
 
 def integer_encoding(length: int) -> np.ndarray:
-    """Positions ``0, 1, ..., length-1`` as a float64 column, shape ``(length, 1)``."""
-    length = check_positive_int(length, "length")
+    """Positions ``0, 1, ..., length-1`` as a float64 column, shape ``(length, 1)``.
+
+    ``length``: an integer (not a bool) in ``[1, 2**28]``; else ``TypeError``/``ValueError``.
+    """
+    length = _length(length)
     return np.arange(length, dtype=np.float64)[:, None]
 
 
 def normalized_encoding(length: int, *, mode: str = "endpoints") -> np.ndarray:
-    """Positions scaled into ``[0, 1]``, shape ``(length, 1)``.
+    """Positions scaled into ``[0, 1]``, shape ``(length, 1)``, float64.
 
     ``mode="endpoints"``: :math:`p/(L-1)`, first position 0 and last 1 (a single position
-    maps to 0). ``mode="fraction"``: :math:`p/L`, values ``0, 1/L, ..., (L-1)/L``.
+    maps to 0). ``mode="fraction"``: :math:`p/L`, values ``0, 1/L, ..., (L-1)/L``. Each
+    value is the correctly rounded quotient. ``length``: an integer in ``[1, 2**28]``;
+    ``mode`` one of the two strings; else ``TypeError``/``ValueError`` naming them.
     """
-    length = check_positive_int(length, "length")
-    if mode not in NORMALISATIONS:
-        raise ValueError(f"mode must be one of {NORMALISATIONS}, got {mode!r}")
+    length = _length(length)
+    mode = check_choice(mode, "mode", NORMALISATIONS)
     p = np.arange(length, dtype=np.float64)
     denominator = max(length - 1, 1) if mode == "endpoints" else length
     return (p / denominator)[:, None]
 
 
 def binary_encoding(length: int, n_bits: int) -> np.ndarray:
-    """Bits of each position, most significant first, shape ``(length, n_bits)``, values 0/1.
+    """Bits of each position, most significant first, shape ``(length, n_bits)``, values 0/1 (float64).
 
-    Raises ``ValueError`` when ``length > 2**n_bits``: the bits could not tell the
-    positions apart.
+    ``length`` and ``n_bits`` are integers (not bools), ``length >= 1``, ``n_bits >= 1`` and
+    ``length * n_bits <= 2**28`` (the size of the table). Raises ``ValueError`` when
+    ``length > 2**n_bits``: the bits could not tell the positions apart. Every check is
+    made without forming ``2**n_bits``, so a huge ``n_bits`` is refused at once.
     """
-    length = check_positive_int(length, "length")
-    n_bits = check_positive_int(n_bits, "n_bits")
-    if length > 2**n_bits:
+    length = _length(length)
+    n_bits = check_positive_int(n_bits, "n_bits", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    if (length - 1).bit_length() > n_bits:
         raise ValueError(f"{n_bits} bits distinguish only {2**n_bits} positions, got length={length}")
+    check_size((length, n_bits), "the table (length, n_bits)")
     p = np.arange(length, dtype=np.int64)[:, None]
-    shifts = np.arange(n_bits - 1, -1, -1, dtype=np.int64)[None, :]
-    return ((p >> shifts) & 1).astype(np.float64)
+    out = np.zeros((length, n_bits), dtype=np.float64)
+    low = min(n_bits, 63)  # positions are below 2**28: higher bits are zero
+    shifts = np.arange(low - 1, -1, -1, dtype=np.int64)[None, :]
+    out[:, n_bits - low :] = (p >> shifts) & 1
+    return out
+
+
+def _sin_exact_product(frequency: float, length: int) -> np.ndarray:
+    # sin(frequency * p) for p = 0..length-1 with the product taken exactly. frequency is
+    # m * 2**(e-53) with an integer |m| < 2**53, cut into chunks of 17, 18 and 18 bits; each
+    # chunk times p (< 2**28) is exact in float64, and so is its scaling by a power of two,
+    # so frequency * p = a1 + a2 + a3 exactly. sin and cos of each exact float64 part are
+    # correctly reduced (libm), and the three rotations are multiplied as unit complex
+    # numbers: a few ulp of error, whatever the size of the angle.
+    mant, exp = math.frexp(abs(frequency))
+    m = int(mant * 2**53)
+    chunks = ((m >> 36, exp - 17), ((m >> 18) & 0x3FFFF, exp - 35), (m & 0x3FFFF, exp - 53))
+    p = np.arange(length, dtype=np.float64)
+    re = np.ones(length)
+    im = np.zeros(length)
+    for chunk, shift in chunks:
+        if chunk == 0:
+            continue
+        a = np.ldexp(float(chunk) * p, shift)
+        c, s = np.cos(a), np.sin(a)
+        re, im = re * c - im * s, re * s + im * c
+    return im if frequency > 0 else -im
 
 
 def sine_encoding(length: int, *, frequency: float = 1.0) -> np.ndarray:
@@ -67,34 +117,75 @@ def sine_encoding(length: int, *, frequency: float = 1.0) -> np.ndarray:
     :math:`a + b \in \pi + 2\pi\mathbb{Z}`, impossible for distinct integers because
     :math:`\pi` is irrational), yet it folds (:math:`\sin p = \sin(\pi - p)`) and comes
     arbitrarily close to repeating, so distinct positions can get nearly equal values.
+
+    ``length``: an integer in ``[1, 2**28]``. ``frequency``: a finite non-zero real
+    number with :math:`|\omega|\,(L-1)` at most the float64 maximum (about 1.8e308).
+    The product :math:`\omega p` is formed exactly (not rounded to float64), so every
+    entry is within a few ulp (absolute error below :math:`10^{-15}`) of the sine of the
+    exact product, for every accepted frequency.
     """
-    length = check_positive_int(length, "length")
+    length = _length(length)
     frequency = check_finite_real(frequency, "frequency")
     if frequency == 0.0:
         raise ValueError("frequency must be non-zero (sin(0 * p) = 0 for every position)")
-    return np.sin(frequency * np.arange(length, dtype=np.float64))[:, None]
+    if not math.isfinite(abs(frequency) * (length - 1)):
+        raise ValueError(
+            f"|frequency| * (length - 1) must be at most the float64 maximum (about 1.8e308), "
+            f"got frequency={frequency}, length={length}"
+        )
+    return _sin_exact_product(frequency, length)[:, None]
 
 
 def _as_table(pe: object, name: str = "pe") -> np.ndarray:
-    """``pe`` as a float64 ``(L, d)`` array with at least one row."""
-    arr = check_array(pe, name, ndim=2).astype(np.float64)
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite")
-    return arr
+    """``pe`` as a float64 ``(L, d)`` array with at least one row and one column, finite."""
+    return as_real_array(pe, name, ndim=2)
+
+
+def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of ``a`` and ``b`` (broadcast), over the last axis.
+
+    Plain ``sqrt(sum(diff**2))`` where that is safe; rows whose differences overflow or
+    whose squares would over- or underflow are recomputed with scaling (halving the
+    operands when the difference itself overflows). A distance beyond the float64 range
+    comes back as ``inf``.
+    """
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        diff = a - b
+        plain = np.sqrt(np.sum(diff * diff, axis=-1))
+        top = np.max(np.abs(diff), axis=-1)
+        redo = ~np.isfinite(plain) | ((top > 0) & (top < 2.0**-480)) | (top > 2.0**480)
+        if not redo.any():
+            return plain
+        factor = np.ones_like(plain)
+        overflowed = ~np.isfinite(top)
+        if overflowed.any():
+            half = 0.5 * a - 0.5 * b
+            diff = np.where(overflowed[..., None], half, diff)
+            factor = np.where(overflowed, 2.0, 1.0)
+            top = np.max(np.abs(diff), axis=-1)
+        safe = np.where(top > 0, top, 1.0)
+        scaled = top * np.sqrt(np.sum((diff / safe[..., None]) ** 2, axis=-1)) * factor
+        return np.where(redo, scaled, plain)
 
 
 def neighbour_distances(pe: np.ndarray) -> np.ndarray:
     r"""Euclidean distances :math:`\lVert PE_{p+1} - PE_p \rVert_2` between consecutive rows.
 
-    ``pe`` has shape ``(L, d)`` with ``L >= 2``; the result has shape ``(L - 1,)``. For 0/1
-    vectors (binary encodings) the squared distance is the Hamming distance.
+    ``pe``: a 2-D array-like of finite real numbers of shape ``(L, d)``, ``L >= 2``,
+    ``d >= 1`` (integer input is promoted to float64); the result is float64 of shape
+    ``(L - 1,)``, each entry within a few ulp of the exact distance, also for entries
+    near the float64 limits (the differences are scaled when needed). For 0/1 vectors
+    (binary encodings) the squared distance is the Hamming distance. Raises
+    ``TypeError``/``ValueError`` naming ``pe``, also when a distance exceeds the float64
+    range.
     """
     arr = _as_table(pe)
     if arr.shape[0] < 2:
         raise ValueError(f"pe must have at least two rows (positions), got shape {arr.shape}")
-    return np.linalg.norm(np.diff(arr, axis=0), axis=1)
+    out = _distances(arr[1:], arr[:-1])
+    if not np.isfinite(out).all():
+        raise ValueError("pe: a distance between neighbouring rows exceeds the float64 range (about 1.8e308)")
+    return out
 
 
 def min_pairwise_distance(pe: np.ndarray) -> float:
@@ -102,22 +193,38 @@ def min_pairwise_distance(pe: np.ndarray) -> float:
 
     Zero means two positions share an encoding. For one column the distances are taken
     between sorted values (exact); for several columns all pairs are compared directly in
-    blocks, without the cancellation-prone :math:`\lVert a\rVert^2 + \lVert b\rVert^2 - 2a\cdot b`.
+    blocks, without the cancellation-prone :math:`\lVert a\rVert^2 + \lVert b\rVert^2 - 2a\cdot b`
+    (and with scaling near the float64 limits), within a few ulp.
+
+    ``pe``: as in :func:`neighbour_distances`, with ``L**2 * d <= 2**32`` when ``d > 1``
+    (the pairs are compared one by one; larger tables are refused at once). Raises
+    ``TypeError``/``ValueError`` naming ``pe``, also when every pair is farther apart than
+    the float64 range.
     """
     arr = _as_table(pe)
-    if arr.shape[0] < 2:
+    rows, cols = arr.shape
+    if rows < 2:
         raise ValueError(f"pe must have at least two rows (positions), got shape {arr.shape}")
-    if arr.shape[1] == 1:
-        return float(np.min(np.diff(np.sort(arr[:, 0]))))
-    best = np.inf
-    block = max(1, 2**22 // (arr.shape[0] * arr.shape[1]))
-    for start in range(0, arr.shape[0] - 1, block):
-        rows = arr[start : start + block]
-        diff = rows[:, None, :] - arr[None, :, :]
-        dist = np.sqrt(np.sum(diff * diff, axis=-1))
-        idx = np.arange(start, start + rows.shape[0])
-        dist[np.arange(rows.shape[0]), idx] = np.inf  # a position is not its own neighbour
-        best = min(best, float(np.min(dist)))
+    if cols == 1:
+        with np.errstate(over="ignore"):
+            best = float(np.min(np.diff(np.sort(arr[:, 0]))))
+    else:
+        work = rows * rows * cols
+        if work > MAX_PAIR_WORK:
+            raise ValueError(
+                f"pe of shape {arr.shape} needs rows**2 * columns = {work} comparisons, more than the "
+                f"limit {MAX_PAIR_WORK_TEXT}"
+            )
+        best = math.inf
+        block = max(1, 2**22 // (rows * cols))
+        for start in range(0, rows - 1, block):
+            chunk = arr[start : start + block]
+            dist = _distances(chunk[:, None, :], arr[None, :, :])
+            idx = np.arange(start, start + chunk.shape[0])
+            dist[np.arange(chunk.shape[0]), idx] = np.inf  # a position is not its own neighbour
+            best = min(best, float(np.min(dist)))
+    if not math.isfinite(best):
+        raise ValueError("pe: every pair of rows is farther apart than the float64 range (about 1.8e308)")
     return best
 
 
@@ -131,15 +238,28 @@ def min_pairwise_distance(pe: np.ndarray) -> float:
 Encoder = Callable[[int], np.ndarray]
 
 
-def _lengths(lengths: Sequence[int], name: str = "lengths") -> list[int]:
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence) or len(lengths) == 0:
+def _lengths(lengths: object, name: str = "lengths") -> list[int]:
+    # A non-empty sequence (list, tuple, 1-D integer array) of integers in [1, 2**28].
+    if isinstance(lengths, np.ndarray):
+        if lengths.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {lengths.shape}")
+        lengths = list(lengths)
+    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence):
         raise TypeError(f"{name} must be a non-empty sequence of positive integers, got {lengths!r}")
-    return [check_positive_int(v, name) for v in lengths]
+    if len(lengths) == 0:
+        raise ValueError(f"{name} must not be empty")
+    if len(lengths) > MAX_LENGTHS:
+        raise ValueError(f"{name} must have at most {MAX_LENGTHS} entries, got {len(lengths)}")
+    return [check_positive_int(v, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT) for v in lengths]
+
+
+def _check_encoder(encode: object) -> None:
+    if not callable(encode):
+        raise TypeError(f"encode must be a callable length -> (L, d) array, got {type(encode).__name__}")
 
 
 def _encode(encode: Encoder, length: int) -> np.ndarray | None:
-    if not callable(encode):
-        raise TypeError(f"encode must be a callable length -> (L, d) array, got {type(encode).__name__}")
+    _check_encoder(encode)
     try:
         table = encode(length)
     except ValueError:
@@ -151,8 +271,18 @@ def _encode(encode: Encoder, length: int) -> np.ndarray | None:
 
 
 def is_bounded(encode: Encoder, lengths: Sequence[int], *, bound: float = 1.0) -> bool:
-    r"""Bounded: :math:`\max_{p<L} \max_j |PE_L(p)_j| \le` ``bound`` for every ``L`` in ``lengths``."""
-    bound = check_finite_real(bound, "bound")
+    r"""Bounded: :math:`\max_{p<L} \max_j |PE_L(p)_j| \le` ``bound`` for every ``L`` in ``lengths``.
+
+    Shared contract of the predicates: ``encode`` is a callable ``L -> (L, d)`` array-like
+    of finite real numbers (a ``ValueError`` from it means "not defined at that length",
+    and the predicate returns False); ``lengths`` (and ``offsets``) are non-empty
+    sequences (lists, tuples, 1-D integer arrays) of at most 1024 integers in
+    ``[1, 2**28]``; tolerances are finite and ``>= 0``. Bad arguments raise
+    ``TypeError``/``ValueError`` naming them; a table that is not finite, not 2-D or has
+    the wrong number of rows raises ``ValueError`` naming ``encode``.
+    """
+    _check_encoder(encode)
+    bound = check_nonnegative_real(bound, "bound")
     tables = [_encode(encode, n) for n in _lengths(lengths)]
     return all(t is not None and float(np.max(np.abs(t))) <= bound for t in tables)
 
@@ -160,10 +290,19 @@ def is_bounded(encode: Encoder, lengths: Sequence[int], *, bound: float = 1.0) -
 def is_unique(encode: Encoder, lengths: Sequence[int]) -> bool:
     r"""Unique: :math:`PE_L(p) \ne PE_L(q)` for all :math:`p \ne q < L`, every ``L`` in ``lengths``.
 
-    Exact (float64) distinctness; :func:`min_pairwise_distance` says by how much.
+    Exact (float64) distinctness; :func:`min_pairwise_distance` says by how much (and
+    limits the table size). Arguments as in :func:`is_bounded`.
     """
+    _check_encoder(encode)
     tables = [_encode(encode, n) for n in _lengths(lengths)]
-    return all(t is not None and (t.shape[0] < 2 or min_pairwise_distance(t) > 0.0) for t in tables)
+    return all(t is not None and (t.shape[0] < 2 or _has_distinct_rows(t)) for t in tables)
+
+
+def _has_distinct_rows(table: np.ndarray) -> bool:
+    # Exact test (no distance): sort the rows lexicographically and compare neighbours.
+    order = np.lexsort(table.T[::-1])
+    ordered = table[order]
+    return not bool(np.any(np.all(ordered[1:] == ordered[:-1], axis=1)))
 
 
 def is_length_consistent(encode: Encoder, lengths: Sequence[int], *, atol: float = 1e-12) -> bool:
@@ -171,18 +310,23 @@ def is_length_consistent(encode: Encoder, lengths: Sequence[int], *, atol: float
 
     :math:`PE_{L_1}(p) = PE_{L_2}(p)` (up to ``atol``) for all lengths :math:`L_1 < L_2` in
     ``lengths`` and :math:`p < L_1`. Then the distance between positions 2 and 4 is the
-    same in a 10-token and a 100-token sequence.
+    same in a 10-token and a 100-token sequence. Arguments as in :func:`is_bounded`.
     """
-    atol = check_finite_real(atol, "atol")
+    _check_encoder(encode)
+    atol = check_nonnegative_real(atol, "atol")
     ls = sorted(set(_lengths(lengths)))
     tables = [_encode(encode, n) for n in ls]
     if any(t is None for t in tables):
         return False
-    return all(
-        np.allclose(tables[j][: ls[i]], tables[i], rtol=0.0, atol=atol)
-        for i in range(len(ls))
-        for j in range(i + 1, len(ls))
-    )
+    for i in range(len(ls)):
+        for j in range(i + 1, len(ls)):
+            longer, shorter = tables[j][: ls[i]], tables[i]
+            if longer.shape != shorter.shape:
+                return False
+            with np.errstate(over="ignore"):
+                if not bool(np.all(np.abs(longer - shorter) <= atol)):
+                    return False
+    return True
 
 
 def is_shift_consistent(
@@ -192,8 +336,11 @@ def is_shift_consistent(
 
     For every ``L`` in ``lengths`` and ``k`` in ``offsets`` (with ``k < L``), the distances
     over :math:`p = 0, \dots, L-k-1` agree up to ``rtol`` (relative to their maximum).
+    Arguments as in :func:`is_bounded`; a distance beyond the float64 range raises
+    ``ValueError`` naming ``encode``.
     """
-    rtol = check_finite_real(rtol, "rtol")
+    _check_encoder(encode)
+    rtol = check_nonnegative_real(rtol, "rtol")
     ks = _lengths(offsets, "offsets")
     for n in _lengths(lengths):
         table = _encode(encode, n)
@@ -202,16 +349,23 @@ def is_shift_consistent(
         for k in ks:
             if k >= n:
                 continue
-            dist = np.linalg.norm(table[k:] - table[:-k], axis=1)
+            dist = _distances(table[k:], table[:-k])
+            if not np.isfinite(dist).all():
+                raise ValueError(f"encode({n}): a distance between rows exceeds the float64 range")
             if float(np.max(dist) - np.min(dist)) > rtol * max(float(np.max(dist)), 1e-300):
                 return False
     return True
 
 
 def is_defined_beyond(encode: Encoder, train_length: int, test_length: int) -> bool:
-    """Defined beyond training: ``encode(test_length)`` exists (``test_length > train_length``)."""
-    train_length = check_positive_int(train_length, "train_length")
-    test_length = check_positive_int(test_length, "test_length")
+    """Defined beyond training: ``encode(test_length)`` exists (``test_length > train_length``).
+
+    ``train_length`` and ``test_length``: integers in ``[1, 2**28]``; ``encode`` as in
+    :func:`is_bounded`.
+    """
+    _check_encoder(encode)
+    train_length = _length(train_length, "train_length")
+    test_length = _length(test_length, "test_length")
     if test_length <= train_length:
         raise ValueError(f"test_length must exceed train_length, got {test_length} <= {train_length}")
     return _encode(encode, test_length) is not None
@@ -226,15 +380,20 @@ def stays_in_training_range(
     :math:`0..L_{train}-1` and :math:`w_j = hi_j - lo_j`, every unseen position
     :math:`L_{train} \le p < L_{test}` must satisfy
     :math:`lo_j - \mathrm{tol}\, w_j \le PE(p)_j \le hi_j + \mathrm{tol}\, w_j`.
-    False when the encoding does not exist at ``test_length``.
+    False when the encoding does not exist at ``test_length``. Arguments as in
+    :func:`is_defined_beyond`, ``tol`` finite and ``>= 0``.
     """
-    tol = check_finite_real(tol, "tol")
-    if tol < 0:
-        raise ValueError(f"tol must be non-negative, got {tol}")
+    _check_encoder(encode)
+    tol = check_nonnegative_real(tol, "tol")
     if not is_defined_beyond(encode, train_length, test_length):
         return False
     seen = _encode(encode, train_length)
     new = _encode(encode, test_length)[train_length:]
+    if seen is None or seen.shape[1] != new.shape[1]:
+        return False
     lo, hi = seen.min(axis=0), seen.max(axis=0)
-    width = hi - lo
-    return bool(np.all(new >= lo - tol * width) and np.all(new <= hi + tol * width))
+    if tol == 0.0:
+        return bool(np.all(new >= lo) and np.all(new <= hi))
+    with np.errstate(over="ignore"):
+        margin = tol * (hi - lo)  # may be +inf: then nothing is out of range on that side
+        return bool(np.all(new >= lo - margin) and np.all(new <= hi + margin))

@@ -36,22 +36,34 @@ the parameters by hand and takes Adam steps.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ._validation import (
-    check_array,
-    check_even_int,
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
+    MAX_POSITION,
+    MAX_POSITION_TEXT,
+    as_int_array,
     check_finite_real,
+    check_int,
     check_positive_int,
     check_positive_real,
+    check_seed,
+    check_size,
+    check_width,
 )
 from .relative import t5_relative_position_bucket
 from .rope import apply_rope
 from .sinusoidal import sinusoidal_encoding
 
 METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")
+MAX_VOCAB = 2**14  # the content matrix C is vocab x vocab
+MAX_BUCKETS = 1024
+MAX_DISTANCE = 2**28
+MAX_STEPS = 10**6
+# fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
+MAX_WORK = 2**36
+MAX_WORK_TEXT = "2**36"
 
 
 def _check_method(method: object) -> str:
@@ -63,27 +75,34 @@ def _check_method(method: object) -> str:
 
 
 def _check_nonneg_int(value: object, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a non-negative integer, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value}")
-    return int(value)
+    return check_int(value, name, 0)
 
 
 def copy_task(n_seq: int, length: int, vocab: int, *, seed: int = 0) -> np.ndarray:
-    """Random tokens of shape ``(n_seq, length)``, uniform on ``0 .. vocab-1``, seeded.
+    """Random int64 tokens of shape ``(n_seq, length)``, uniform on ``0 .. vocab-1``, seeded.
 
-    The targets of the task are the same array shifted by ``offset``: see :func:`copy_targets`.
+    ``n_seq``, ``length``: positive integers with ``n_seq * length <= 2**28``; ``vocab``:
+    an integer in ``[1, 2**53]``; ``seed``: a non-negative integer (the seed of
+    ``numpy.random.default_rng``). Bools, floats and out-of-range values raise
+    ``TypeError``/``ValueError`` naming the argument. The targets of the task are the
+    same array shifted by ``offset``: see :func:`copy_targets`.
     """
-    n_seq = check_positive_int(n_seq, "n_seq")
-    length = check_positive_int(length, "length")
-    vocab = check_positive_int(vocab, "vocab")
+    n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    vocab = check_positive_int(vocab, "vocab", MAX_POSITION, MAX_POSITION_TEXT)
+    seed = check_seed(seed)
+    check_size((n_seq, length), "the tokens (n_seq, length)")
     rng = np.random.default_rng(seed)
-    return rng.integers(0, vocab, size=(n_seq, length))
+    return rng.integers(0, vocab, size=(n_seq, length), dtype=np.int64)
 
 
 def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
-    """Targets ``t[:, i] = tokens[:, i - offset]`` for ``i >= offset`` and ``-1`` (no target) before."""
+    """Targets ``t[:, i] = tokens[:, i - offset]`` for ``i >= offset`` and ``-1`` (no target) before.
+
+    ``tokens``: a non-empty 2-D array-like of non-negative integers (token ids up to
+    2**53; bools and floats refused); ``offset``: a non-negative integer. Returns int64 of
+    the shape of ``tokens``; errors name the argument.
+    """
     tokens = _check_tokens(tokens)
     offset = _check_nonneg_int(offset, "offset")
     t = np.full(tokens.shape, -1, dtype=np.int64)
@@ -93,16 +112,26 @@ def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
 
 
 def _check_tokens(tokens: object) -> np.ndarray:
-    arr = check_array(tokens, "tokens", ndim=2)
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"tokens must be an integer array, got dtype {arr.dtype}")
-    if arr.size and arr.min() < 0:
+    arr = as_int_array(tokens, "tokens", what="integer token ids", nonempty=True)
+    if arr.ndim != 2:
+        raise ValueError(f"tokens must be 2-D (n_seq, length), got shape {arr.shape}")
+    if arr.min() < 0:
         raise ValueError("tokens must be non-negative token ids")
-    return arr.astype(np.int64)
+    return arr
 
 
 class AttentionProbe:
     r"""One causal attention head whose scores are :math:`C_{x_i x_j} + P_{ij}`.
+
+    Accepted values: ``method`` one of the strings listed below; ``max_len`` a positive integer
+    (``max_len * d <= 2**28``); ``d`` an even integer in ``[2, 2**16]`` (checked for every
+    method); ``vocab`` an integer in ``[1, 2**14]``; ``seed`` a non-negative integer;
+    ``slope`` a finite real number; ``num_buckets`` in ``[1, 1024]`` and
+    ``max_distance`` in ``[1, 2**28]``, a valid unidirectional T5 configuration. Sizes of
+    the arrays a method builds (``(length, length)`` scores, ``(n_seq, L, L)`` weights)
+    are limited to 2**28 entries. Bad arguments raise ``TypeError``/``ValueError`` naming
+    them; scores beyond the float64 range (a huge ``slope`` or trained parameters) raise
+    ``ValueError``. All arrays are float64.
 
     Parameters
     ----------
@@ -137,12 +166,22 @@ class AttentionProbe:
         max_distance: int = 128,
     ) -> None:
         self.method = _check_method(method)
-        self.max_len = check_positive_int(max_len, "max_len")
-        self.d = check_even_int(d, "d")
-        self.vocab = check_positive_int(vocab, "vocab")
+        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.d = check_width(d, "d")
+        self.vocab = check_positive_int(vocab, "vocab", MAX_VOCAB, "2**14")
         self.slope = check_finite_real(slope, "slope")
-        self.num_buckets = check_positive_int(num_buckets, "num_buckets")
-        self.max_distance = check_positive_int(max_distance, "max_distance")
+        self.num_buckets = check_positive_int(num_buckets, "num_buckets", MAX_BUCKETS, "1024")
+        self.max_distance = check_positive_int(max_distance, "max_distance", MAX_DISTANCE, "2**28")
+        seed = check_seed(seed)
+        if method == "t5":  # the bucket configuration is checked now, not at the first call
+            t5_relative_position_bucket(
+                np.zeros(1, dtype=np.int64),
+                bidirectional=False,
+                num_buckets=self.num_buckets,
+                max_distance=self.max_distance,
+            )
+        if method == "learned":
+            check_size((self.max_len, self.d), "the learned tables (max_len, d)")
         rng = np.random.default_rng(seed)
         self.params: dict[str, np.ndarray] = {"C": np.zeros((self.vocab, self.vocab))}
         if method == "sinusoidal":
@@ -169,11 +208,13 @@ class AttentionProbe:
         )
 
     def position_scores(self, length: int) -> np.ndarray:
-        """The position term :math:`P` of shape ``(length, length)`` (before the causal mask).
+        """The position term :math:`P` of shape ``(length, length)`` (before the causal mask), float64.
 
-        Raises ``ValueError`` for the learned table when ``length > max_len``.
+        ``length``: a positive integer with ``length**2 <= 2**28``. Raises ``ValueError``
+        for the learned table when ``length > max_len``; errors name ``length``.
         """
-        length = check_positive_int(length, "length")
+        length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        check_size((length, length), "the position scores (length, length)")
         p = self.params
         if self.method == "sinusoidal":
             pe = sinusoidal_encoding(length, self.d)
@@ -192,31 +233,57 @@ class AttentionProbe:
         if self.method == "t5":
             return p["beta"][self._buckets(length)]
         i = np.arange(length, dtype=np.float64)
-        return -self.slope * (i[:, None] - i[None, :])
+        with np.errstate(over="ignore"):
+            return -self.slope * (i[:, None] - i[None, :])
+
+    def _tokens(self, tokens: object) -> np.ndarray:
+        tokens = _check_tokens(tokens)
+        if tokens.max() >= self.vocab:
+            raise ValueError(f"tokens must be < vocab={self.vocab}")
+        return tokens
 
     def weights(self, tokens: np.ndarray) -> np.ndarray:
-        """Causal attention weights ``(n_seq, L, L)`` for integer ``tokens`` ``(n_seq, L)``."""
-        tokens = _check_tokens(tokens)
-        if tokens.max(initial=0) >= self.vocab:
-            raise ValueError(f"tokens must be < vocab={self.vocab}")
+        """Causal attention weights ``(n_seq, L, L)`` (float64) for integer ``tokens`` ``(n_seq, L)``.
+
+        ``tokens``: a non-empty 2-D array-like of integer token ids in ``[0, vocab)`` (bools,
+        floats and complex numbers refused), ``n_seq * L**2 <= 2**28``. Errors name
+        ``tokens`` or ``vocab``; scores beyond the float64 range raise ``ValueError``.
+        """
+        tokens = self._tokens(tokens)
         length = tokens.shape[1]
-        scores = self.params["C"][tokens[:, :, None], tokens[:, None, :]] + self.position_scores(length)
+        check_size((tokens.shape[0], length, length), "the weights (n_seq, length, length)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self.params["C"][tokens[:, :, None], tokens[:, None, :]] + self.position_scores(length)
         mask = np.tril(np.ones((length, length), dtype=bool))
+        if not np.isfinite(scores[:, mask]).all():
+            raise ValueError(
+                "the attention scores C + P are not finite (beyond the float64 range, about 1.8e308): "
+                "slope or the trained parameters are too large"
+            )
         scores = np.where(mask, scores, -np.inf)
-        scores = scores - scores.max(axis=-1, keepdims=True)
+        with np.errstate(over="ignore"):  # below -1.8e308 after the shift: weight exactly 0
+            scores = scores - scores.max(axis=-1, keepdims=True)
         e = np.exp(scores)
         return e / e.sum(axis=-1, keepdims=True)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
-        """Predicted token ``argmax_v sum_j w_ij [x_j = v]`` at every position, ``(n_seq, L)``."""
-        tokens = _check_tokens(tokens)
+        """Predicted token ``argmax_v sum_j w_ij [x_j = v]`` at every position, ``(n_seq, L)``.
+
+        ``tokens`` as in :meth:`weights`, with ``n_seq * L * vocab <= 2**28`` as well.
+        """
+        tokens = self._tokens(tokens)
+        check_size((*tokens.shape, self.vocab), "the one-hot outputs (n_seq, length, vocab)")
         w = self.weights(tokens)
         onehot = np.eye(self.vocab)[tokens]
         return np.argmax(w @ onehot, axis=-1)
 
     def loss_and_grads(self, tokens: np.ndarray, offset: int) -> tuple[float, dict[str, np.ndarray]]:
-        r"""Mean cross-entropy :math:`-\ln o_i[x_{i-k}]` over ``i >= offset`` and its gradients."""
-        tokens = _check_tokens(tokens)
+        r"""Mean cross-entropy :math:`-\ln o_i[x_{i-k}]` over ``i >= offset`` and its gradients.
+
+        ``tokens`` as in :meth:`weights`; ``offset`` an integer in ``[0, L)``. Returns the
+        loss (a float) and a dict of float64 gradients shaped like ``params``.
+        """
+        tokens = self._tokens(tokens)
         offset = _check_nonneg_int(offset, "offset")
         n, length = tokens.shape
         if offset >= length:
@@ -277,42 +344,72 @@ def fit_probe(
     gradients of :meth:`AttentionProbe.loss_and_grads` and updates every parameter with
     Adam (:math:`\beta_1 = 0.9`, :math:`\beta_2 = 0.999`, :math:`\epsilon = 10^{-8}`).
     Returns the probe and the loss before each step (shape ``(steps,)``).
+
+    Accepted values: ``train_len`` a positive integer, ``offset`` an integer in
+    ``[0, train_len)``, ``steps`` in ``[1, 10**6]``, ``batch`` a positive integer, ``lr``
+    a finite real number ``> 0``, ``seed`` a non-negative integer, and ``method``, ``d``,
+    ``vocab``, ``slope`` as for :class:`AttentionProbe`; the total work
+    ``steps * batch * train_len**2 * (vocab + d)`` is at most 2**36 (refused at once).
+    Errors name the argument; a run that leaves the float64 range raises ``ValueError``
+    naming ``lr``.
     """
-    train_len = check_positive_int(train_len, "train_len")
+    train_len = check_positive_int(train_len, "train_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     offset = _check_nonneg_int(offset, "offset")
     if offset >= train_len:
         raise ValueError(f"offset must be smaller than train_len={train_len}, got {offset}")
-    steps = check_positive_int(steps, "steps")
-    batch = check_positive_int(batch, "batch")
+    steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
+    batch = check_positive_int(batch, "batch", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     lr = check_positive_real(lr, "lr")
+    seed = check_seed(seed)
     probe = AttentionProbe(method, max_len=train_len, d=d, vocab=vocab, seed=seed, slope=slope)
+    check_size((batch, train_len, train_len), "a batch of weights (batch, train_len, train_len)")
+    work = steps * batch * train_len * train_len * (probe.vocab + probe.d)
+    if work > MAX_WORK:
+        raise ValueError(
+            f"steps * batch * train_len**2 * (vocab + d) = {work} exceeds the limit {MAX_WORK_TEXT} "
+            "(minutes of computation): reduce steps, batch or train_len"
+        )
     rng = np.random.default_rng(seed + 1)
     m = {k: np.zeros_like(v) for k, v in probe.params.items()}
     s = {k: np.zeros_like(v) for k, v in probe.params.items()}
     losses = np.empty(steps)
     for t in range(1, steps + 1):
         tokens = rng.integers(0, vocab, size=(batch, train_len))
-        loss, grads = probe.loss_and_grads(tokens, offset)
+        try:
+            loss, grads = probe.loss_and_grads(tokens, offset)
+        except ValueError as exc:
+            raise ValueError(f"training diverged at step {t}: lower lr (got {lr}) or slope ({exc})") from None
         losses[t - 1] = loss
-        for k, g in grads.items():
-            m[k] = 0.9 * m[k] + 0.1 * g
-            s[k] = 0.999 * s[k] + 0.001 * g * g
-            m_hat = m[k] / (1 - 0.9**t)
-            s_hat = s[k] / (1 - 0.999**t)
-            probe.params[k] = probe.params[k] - lr * m_hat / (np.sqrt(s_hat) + 1e-8)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k, g in grads.items():
+                m[k] = 0.9 * m[k] + 0.1 * g
+                s[k] = 0.999 * s[k] + 0.001 * g * g
+                m_hat = m[k] / (1 - 0.9**t)
+                s_hat = s[k] / (1 - 0.999**t)
+                probe.params[k] = probe.params[k] - lr * m_hat / (np.sqrt(s_hat) + 1e-8)
+        if not all(np.isfinite(v).all() for v in probe.params.values()):
+            raise ValueError(f"training diverged at step {t} (parameters beyond the float64 range): lower lr")
     return probe, losses
 
 
 def probe_accuracy(
     probe: AttentionProbe, length: int, offset: int, *, n_seq: int = 64, seed: int = 12345
 ) -> float:
-    """Fraction of positions ``i >= offset`` (over ``n_seq`` fresh sequences) predicted correctly."""
+    """Fraction of positions ``i >= offset`` (over ``n_seq`` fresh sequences) predicted correctly.
+
+    ``probe``: an :class:`AttentionProbe`; ``length`` a positive integer, ``offset`` an
+    integer in ``[0, length)``; ``n_seq`` a positive integer and ``seed`` a non-negative
+    integer, as for :func:`copy_task` (``n_seq * length**2`` at most 2**28 for the
+    weights). Errors name the argument.
+    """
     if not isinstance(probe, AttentionProbe):
         raise TypeError(f"probe must be an AttentionProbe, got {type(probe).__name__}")
-    length = check_positive_int(length, "length")
+    length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     offset = _check_nonneg_int(offset, "offset")
     if offset >= length:
         raise ValueError(f"offset must be smaller than length={length}, got {offset}")
+    n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    check_size((n_seq, length, length), "the weights (n_seq, length, length)")
     tokens = copy_task(n_seq, length, probe.vocab, seed=seed)
     pred = probe.predict(tokens)
     targets = copy_targets(tokens, offset)

@@ -25,31 +25,45 @@ implementations lands elsewhere.
 
 from __future__ import annotations
 
-import numbers
+import math
 from functools import lru_cache
 
 import numpy as np
 
-from ._validation import check_array, check_positive_int
+from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
+    MAX_POSITION,
+    MAX_POSITION_TEXT,
+    _asarray,
+    as_real_array,
+    check_bool,
+    check_finite_result,
+    check_int,
+    check_offset_int,
+    check_positive_int,
+    check_size,
+)
+
+# Documented limits of the T5 configuration: the exact thresholds take s - 1 integer
+# roots of numbers with up to s * log2(max_distance) bits (s = half the buckets of one
+# direction), about 0.4 s at the limits.
+MAX_BUCKETS = 2**11
+MAX_BUCKETS_TEXT = "2**11 = 2048"
 
 
 def _check_int(value: object, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
+    # Offsets and clip widths: integers in [minimum, 2**53].
+    return check_int(value, name, minimum, MAX_POSITION, MAX_POSITION_TEXT)
 
 
 def _check_bool(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+    return check_bool(value, name)
 
 
 def _as_int_positions(relative_position: object, name: str = "relative_position") -> np.ndarray:
     """Integer array of relative positions (any shape); floats, bools and objects are refused."""
-    arr = np.asarray(relative_position)
+    arr = _asarray(relative_position, name)
     if arr.dtype == object:
         raise TypeError(f"{name} must be integers that fit in int64 (got dtype object)")
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
@@ -64,13 +78,18 @@ def _iroot_ceil(value: int, k: int) -> int:
     """Smallest integer x >= 0 with x**k >= value (exact, for Python ints)."""
     if value <= 0:
         return 0
-    x = int(round(value ** (1.0 / k))) if value.bit_length() < 1000 else 1 << (value.bit_length() // k)
-    # correct the float guess to the exact answer
-    while x > 0 and (x - 1) ** k >= value:
-        x -= 1
-    while x**k < value:
-        x += 1
-    return x
+    bits = value.bit_length()
+    shift = max(bits - 64, 0)
+    exponent = (math.log2(value >> shift) + shift) / k
+    # A start at or above the root: the float estimate raised by far more than its error
+    # (or a power of two when the root is beyond the float range).
+    x = (1 << -(-bits // k)) if exponent > 1000 else int(2.0**exponent * (1 + 2.0**-40)) + 2
+    while True:  # Newton's iteration decreases from above to floor(value ** (1/k))
+        y = ((k - 1) * x + value // x ** (k - 1)) // k
+        if y >= x:
+            break
+        x = y
+    return x if x**k >= value else x + 1
 
 
 def _relative_grid(q_len: int, k_len: int, query_offset: int) -> np.ndarray:
@@ -88,7 +107,7 @@ def _check_t5_config(
     bidirectional: object, num_buckets: object, max_distance: object
 ) -> tuple[bool, int, int]:
     bidirectional = _check_bool(bidirectional, "bidirectional")
-    num_buckets = check_positive_int(num_buckets, "num_buckets")
+    num_buckets = check_positive_int(num_buckets, "num_buckets", MAX_BUCKETS, MAX_BUCKETS_TEXT)
     if bidirectional and num_buckets % 2:
         raise ValueError(
             f"num_buckets must be even when bidirectional=True (half for each sign), got {num_buckets}"
@@ -100,7 +119,7 @@ def _check_t5_config(
             f"num_buckets must be at least {need} (bidirectional={bidirectional}) so that one exact bucket "
             f"exists, got {num_buckets}"
         )
-    max_distance = _check_int(max_distance, "max_distance", 1)
+    max_distance = check_int(max_distance, "max_distance", 1, MAX_POSITION, MAX_POSITION_TEXT)
     if max_distance <= max_exact:
         raise ValueError(
             f"max_distance must exceed the number of exact buckets max_exact={max_exact}, got {max_distance}"
@@ -125,6 +144,11 @@ def t5_bucket_thresholds(
     bucket ``m + t`` (``t = 1 .. s-1``) the smallest integer :math:`n` with
     :math:`n^s \ge D^t m^{s-t}`, i.e. :math:`\lceil m (D/m)^{t/s} \rceil`. Entry ``m`` is
     ``m`` itself. The bucket of a distance ``n`` is the number of entries ``<= n``, minus 1.
+
+    ``bidirectional`` a real bool; ``num_buckets`` a positive ``int`` at most 2**11 =
+    2048 (even when bidirectional, with at least one exact bucket); ``max_distance`` an
+    ``int`` with ``m < max_distance <= 2**53``. Bools are refused for the integers and
+    strings or 0/1 for the flag; every error names the argument.
     """
     bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
     half, max_exact = _half_and_exact(bidirectional, num_buckets)
@@ -176,9 +200,13 @@ def t5_relative_position_bucket(
     the float32 buckets uses those, and the difference is at most one bucket at a
     handful of distances.
 
-    Raises ``TypeError`` for non-integer ``relative_position`` (floats, bools) or
-    arguments, ``ValueError`` for an odd ``num_buckets`` when bidirectional, fewer than
-    one exact bucket, or ``max_distance <= m``.
+    ``relative_position`` may be any integer array-like (lists, numpy integer dtypes up to
+    int64/uint64; empty arrays give empty results); the keywords as
+    :func:`t5_bucket_thresholds` (``num_buckets <= 2**11``, ``max_distance <= 2**53``).
+    Raises ``TypeError`` for non-integer ``relative_position`` (floats, bools, complex
+    numbers) or arguments (``bidirectional`` must be a real bool), ``ValueError`` for an
+    odd ``num_buckets`` when bidirectional, fewer than one exact bucket,
+    ``max_distance <= m`` or a value over its limit.
     """
     bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
     arr = _as_int_positions(relative_position)
@@ -219,18 +247,26 @@ def t5_bias(
     depends on ``j - i`` only, and the table has ``num_buckets * H`` entries whatever the
     lengths. T5 adds it to the attention logits (which it does not scale by
     :math:`1/\sqrt{d}`).
+
+    ``bucket_table`` a 2-D real array-like ``(num_buckets, H)`` with ``H >= 1``, finite
+    (integers promoted to float64; bools and complex numbers refused); ``q_len``,
+    ``k_len`` positive ``int``; ``query_offset`` None or an ``int`` with
+    ``|query_offset| <= 2**53``; the T5 keywords as :func:`t5_bucket_thresholds`. The
+    result may have at most 2**28 entries (``H * q_len * k_len``). Every error names the
+    argument.
     """
-    table = check_array(bucket_table, "bucket_table", ndim=2).astype(np.float64)
+    table = as_real_array(bucket_table, "bucket_table", ndim=2)
     bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
     if table.shape[0] != num_buckets:
         raise ValueError(
             f"bucket_table must have num_buckets={num_buckets} rows (one per bucket), got shape {table.shape}"
         )
-    q_len = check_positive_int(q_len, "q_len")
-    k_len = check_positive_int(k_len, "k_len")
+    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     if query_offset is None:
         query_offset = k_len - q_len
-    query_offset = _check_int(query_offset, "query_offset", -(2**62))
+    query_offset = check_offset_int(query_offset, "query_offset")
+    check_size((table.shape[1], q_len, k_len), "the bias (H = bucket_table.shape[1], q_len, k_len)")
     rel = _relative_grid(q_len, k_len, query_offset)
     buckets = t5_relative_position_bucket(
         rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
@@ -249,11 +285,16 @@ def shaw_relative_positions(
     before it and ``2K`` every key ``K`` or more steps after it (tensor2tensor's
     ``_generate_relative_positions_matrix`` convention). ``K = 0`` is allowed (one shared
     vector, i.e. no position information).
+
+    ``q_len``, ``k_len`` positive ``int`` with ``q_len * k_len <= 2**28``;
+    ``max_relative_position`` an ``int`` in ``0 .. 2**53``; ``query_offset`` an ``int``
+    with ``|query_offset| <= 2**53``. Bools are refused; every error names the argument.
     """
-    q_len = check_positive_int(q_len, "q_len")
-    k_len = check_positive_int(k_len, "k_len")
+    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     K = _check_int(max_relative_position, "max_relative_position", 0)
-    query_offset = _check_int(query_offset, "query_offset", -(2**62))
+    query_offset = check_offset_int(query_offset, "query_offset")
+    check_size((q_len, k_len), "the index matrix (q_len, k_len)")
     rel = _relative_grid(q_len, k_len, query_offset)
     return np.clip(rel, -K, K) + K
 
@@ -270,11 +311,25 @@ def shaw_relative_logits(
     batch/head axes, as Shaw et al. share it across heads). Returns ``(..., q_len, k_len)``.
     The relative term is formed as ``q @ w^T`` (``q_len x (2K+1)``) and then gathered,
     instead of materialising the ``q_len x k_len x d`` tensor :math:`a^K`.
+
+    ``q``, ``k``, ``rel_key_embeddings``: non-empty, finite real array-likes (integers
+    promoted to float64; bools and complex numbers refused) whose leading axes broadcast;
+    ``max_relative_position`` and ``query_offset`` as :func:`shaw_relative_positions`.
+    The result may have at most 2**28 entries; a result that overflows float64 is
+    refused. Every error names the argument.
     """
-    q = check_array(q, "q", min_ndim=2).astype(np.float64)
-    k = check_array(k, "k", min_ndim=2).astype(np.float64)
-    w = check_array(rel_key_embeddings, "rel_key_embeddings", ndim=2).astype(np.float64)
+    q = as_real_array(q, "q", min_ndim=2)
+    k = as_real_array(k, "k", min_ndim=2)
+    w = as_real_array(rel_key_embeddings, "rel_key_embeddings", ndim=2)
     K = _check_int(max_relative_position, "max_relative_position", 0)
+    try:
+        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) axes of q and k must broadcast, got shapes {q.shape} and {k.shape}"
+        ) from None
+    check_size(lead + (q.shape[-2], k.shape[-2]), "the logits (..., q_len, k_len)")
+    check_size(q.shape[:-1] + (w.shape[0],), "the relative term (..., q_len, 2K+1)")
     d = q.shape[-1]
     if k.shape[-1] != d or w.shape[1] != d:
         raise ValueError(
@@ -286,10 +341,14 @@ def shaw_relative_logits(
             f"got shape {w.shape}"
         )
     idx = shaw_relative_positions(q.shape[-2], k.shape[-2], K, query_offset=query_offset)
-    content = q @ np.swapaxes(k, -1, -2)
-    rel_all = q @ w.T  # (..., q_len, 2K+1)
-    rel = np.take_along_axis(rel_all, np.broadcast_to(idx, rel_all.shape[:-1] + idx.shape[-1:]), axis=-1)
-    return (content + rel) / np.sqrt(d)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+        content = q @ np.swapaxes(k, -1, -2)
+        rel_all = q @ w.T  # (..., q_len, 2K+1)
+        rel = np.take_along_axis(rel_all, np.broadcast_to(idx, rel_all.shape[:-1] + idx.shape[-1:]), axis=-1)
+        logits = (content + rel) / np.sqrt(d)
+    return check_finite_result(
+        logits, "q, k or rel_key_embeddings are too large: the logits overflow float64"
+    )
 
 
 __all__ = [

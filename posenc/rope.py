@@ -36,13 +36,22 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._rotate import rotate_pairs
 from ._validation import (
+    MAX_POSITION,
+    MAX_POSITION_TEXT,
     as_positions,
-    check_array,
+    as_real_array,
     check_base,
-    check_even_int,
+    check_bool,
+    check_choice,
+    check_finite_real,
+    check_finite_result,
+    check_position,
     check_positive_int,
     check_positive_real,
+    check_size,
+    check_width,
 )
 from .sinusoidal import frequencies
 
@@ -58,9 +67,7 @@ _REQUIRED_KEYS = {
 
 
 def _check_rope_layout(layout: object) -> str:
-    if layout not in ROPE_LAYOUTS:
-        raise ValueError(f"layout must be one of {ROPE_LAYOUTS}, got {layout!r}")
-    return str(layout)
+    return check_choice(layout, "layout", ROPE_LAYOUTS)
 
 
 def _rope_type(scaling: Mapping) -> str:
@@ -74,12 +81,36 @@ def _rope_type(scaling: Mapping) -> str:
     rope_type = new if new is not None else legacy
     if rope_type is None:
         raise ValueError("scaling must have the key 'rope_type' (or the legacy key 'type')")
-    if rope_type not in ROPE_TYPES:
+    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPES:
         raise ValueError(f"unknown rope_type {rope_type!r}; expected one of {ROPE_TYPES}")
     for key in _REQUIRED_KEYS[rope_type]:
         if scaling.get(key) is None:
             raise ValueError(f"rope_type {rope_type!r} needs the key {key!r} in scaling")
     return str(rope_type)
+
+
+def _key(key: str) -> str:
+    return f"scaling[{key!r}]"
+
+
+def _factor(scaling: Mapping) -> float:
+    return check_positive_real(scaling["factor"], _key("factor"))
+
+
+def _original_length(scaling: Mapping) -> int:
+    key = "original_max_position_embeddings"
+    return check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
+
+
+def _optional_positive(scaling: Mapping, key: str, default: float | None) -> float | None:
+    """A positive finite real under ``key``; missing, None or 0 give ``default`` (transformers' ``or``)."""
+    value = scaling.get(key)
+    if value is None:
+        return default
+    value = check_finite_real(value, _key(key))
+    if value == 0.0:
+        return default
+    return check_positive_real(value, _key(key))
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -88,26 +119,25 @@ def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
 
 
 def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.ndarray, float]:
-    factor = check_positive_real(scaling["factor"], "scaling['factor']")
-    orig = check_positive_int(
-        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
-    )
-    # ``or``: a missing *or zero/None* value falls back to the default, as in transformers.
-    beta_fast = check_positive_real(scaling.get("beta_fast") or 32, "scaling['beta_fast']")
-    beta_slow = check_positive_real(scaling.get("beta_slow") or 1, "scaling['beta_slow']")
+    factor = _factor(scaling)
+    orig = _original_length(scaling)
+    # A missing *or zero/None* value falls back to the default, as transformers' ``or``.
+    beta_fast = _optional_positive(scaling, "beta_fast", 32.0)
+    beta_slow = _optional_positive(scaling, "beta_slow", 1.0)
     if beta_fast <= beta_slow:
-        raise ValueError(f"scaling needs beta_fast > beta_slow, got {beta_fast} and {beta_slow}")
-    truncate = bool(scaling.get("truncate", True))
+        raise ValueError(
+            f"scaling needs beta_fast > beta_slow (scaling['beta_fast'] > scaling['beta_slow']), "
+            f"got {beta_fast} and {beta_slow}"
+        )
+    truncate = scaling.get("truncate")
+    truncate = True if truncate is None else check_bool(truncate, _key("truncate"))
 
-    attention_factor = scaling.get("attention_factor")
-    if attention_factor is not None:
-        attention_factor = check_positive_real(attention_factor, "scaling['attention_factor']")
-    else:
-        mscale, mscale_all_dim = scaling.get("mscale"), scaling.get("mscale_all_dim")
-        if mscale and mscale_all_dim:
-            attention_factor = _yarn_mscale(factor, float(mscale)) / _yarn_mscale(
-                factor, float(mscale_all_dim)
-            )
+    attention_factor = _optional_positive(scaling, "attention_factor", None)
+    mscale = _optional_positive(scaling, "mscale", None)
+    mscale_all_dim = _optional_positive(scaling, "mscale_all_dim", None)
+    if attention_factor is None:
+        if mscale is not None and mscale_all_dim is not None:
+            attention_factor = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
         else:
             attention_factor = _yarn_mscale(factor)
 
@@ -128,14 +158,12 @@ def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.nd
 
 
 def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
-    factor = check_positive_real(scaling["factor"], "scaling['factor']")
-    low_ff = check_positive_real(scaling["low_freq_factor"], "scaling['low_freq_factor']")
-    high_ff = check_positive_real(scaling["high_freq_factor"], "scaling['high_freq_factor']")
+    factor = _factor(scaling)
+    low_ff = check_positive_real(scaling["low_freq_factor"], _key("low_freq_factor"))
+    high_ff = check_positive_real(scaling["high_freq_factor"], _key("high_freq_factor"))
     if high_ff <= low_ff:
         raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
-    orig = check_positive_int(
-        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
-    )
+    orig = _original_length(scaling)
     low_freq_wavelen, high_freq_wavelen = orig / low_ff, orig / high_ff
     wavelen = 2 * math.pi / inv
     out = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
@@ -193,33 +221,57 @@ def rope_frequencies(
     Returns the array, or ``(array, attention_factor)`` when ``return_attention_factor``
     (the factor is 1.0 except for ``yarn``).
 
-    Raises ``ValueError`` for an odd ``d_head``, an unknown ``rope_type``, a missing key
-    (named in the message), a non-positive ``factor``, or ``dynamic`` without ``seq_len``.
+    Accepted input (anything else raises ``TypeError``/``ValueError`` naming the argument
+    or the ``scaling`` key): ``d_head`` a positive even ``int`` at most 2**16 (bools
+    refused); ``base`` a finite real number greater than 1; ``scaling`` None or a mapping
+    whose ``rope_type``/``type`` is one of the strings above. Every key a type reads is
+    checked: ``factor``, ``low_freq_factor``, ``high_freq_factor``, ``attention_factor``
+    finite real numbers > 0; ``original_max_position_embeddings`` a positive ``int`` at
+    most 2**53; ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim`` finite real
+    numbers > 0 (missing, None or 0 meaning the default, as transformers' ``or``) with
+    ``beta_fast > beta_slow``; ``truncate`` a real bool (None meaning the default True);
+    ``low_freq_factor < high_freq_factor``. Keys no type reads are ignored.
+    ``seq_len`` None or a positive ``int`` at most 2**53 (checked whenever given);
+    ``return_attention_factor`` a real bool. A ``dynamic`` base that overflows float64 is
+    refused, as are frequencies that overflow (a tiny ``factor``).
     """
-    d = check_even_int(d_head, "d_head")
+    d = check_width(d_head, "d_head")
     base = check_base(base)
+    return_attention_factor = check_bool(return_attention_factor, "return_attention_factor")
+    if seq_len is not None:
+        seq_len = check_positive_int(seq_len, "seq_len", MAX_POSITION, MAX_POSITION_TEXT)
     inv = frequencies(d, base)
     attention_factor = 1.0
     rope_type = "default" if scaling is None else _rope_type(scaling)
-    if rope_type == "linear":
-        inv = inv / check_positive_real(scaling["factor"], "scaling['factor']")
-    elif rope_type == "dynamic":
-        factor = check_positive_real(scaling["factor"], "scaling['factor']")
-        orig = check_positive_int(
-            scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
-        )
-        if seq_len is None:
-            raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
-        seq_len = check_positive_int(seq_len, "seq_len")
-        if d < 4:
-            raise ValueError(f"rope_type 'dynamic' needs d_head >= 4 (exponent d/(d-2)), got {d}")
-        length = max(seq_len, orig)
-        new_base = base * ((factor * length / orig) - (factor - 1.0)) ** (d / (d - 2))
-        inv = frequencies(d, new_base)
-    elif rope_type == "yarn":
-        inv, attention_factor = _yarn(inv, d, base, scaling)
-    elif rope_type == "llama3":
-        inv = _llama3(inv, scaling)
+    # A tiny factor overflows inv / factor: the result is checked below, so no warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if rope_type == "linear":
+            inv = inv / _factor(scaling)
+        elif rope_type == "dynamic":
+            factor = _factor(scaling)
+            orig = _original_length(scaling)
+            if seq_len is None:
+                raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
+            if d < 4:
+                raise ValueError(f"rope_type 'dynamic' needs d_head >= 4 (exponent d/(d-2)), got {d}")
+            length = max(seq_len, orig)
+            try:
+                new_base = base * ((factor * length / orig) - (factor - 1.0)) ** (d / (d - 2))
+            except OverflowError:
+                new_base = math.inf
+            if not math.isfinite(new_base):
+                raise ValueError(
+                    "rope_type 'dynamic': the new base base * (factor * seq_len / "
+                    "original_max_position_embeddings - factor + 1) ** (d/(d-2)) overflows float64; "
+                    f"reduce scaling['factor'] or seq_len (got factor={factor}, seq_len={seq_len}, "
+                    f"base={base})"
+                )
+            inv = frequencies(d, new_base)
+        elif rope_type == "yarn":
+            inv, attention_factor = _yarn(inv, d, base, scaling)
+        elif rope_type == "llama3":
+            inv = _llama3(inv, scaling)
+    check_finite_result(inv, "scaling['factor'] is too small: the scaled frequencies overflow float64")
     if return_attention_factor:
         return inv, float(attention_factor)
     return inv
@@ -238,9 +290,10 @@ def rope_layout_permutation(d_head: int) -> np.ndarray:
     ``(d_model, d_head)``) permute the **columns**: ``W_q[:, perm]``, and the same for
     ``W_k`` (for a PyTorch ``nn.Linear.weight`` of shape ``(d_head, d_model)`` these are its
     rows). A permutation preserves inner products, so every attention score is unchanged.
-    The inverse permutation is ``np.argsort(perm)``.
+    The inverse permutation is ``np.argsort(perm)``. ``d_head``: a positive even ``int``
+    at most 2**16 (bools refused).
     """
-    d = check_even_int(d_head, "d_head")
+    d = check_width(d_head, "d_head")
     return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
 
 
@@ -259,8 +312,9 @@ def _angles(
         if pos.size != length:
             raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
     if seq_len is None and scaling is not None and _rope_type(scaling) == "dynamic":
-        # As transformers' dynamic update: the current length is max(position) + 1.
-        seq_len = max(int(math.floor(float(pos.max()))) + 1, 1)
+        # As transformers' dynamic update: the current length is max(position) + 1 (at
+        # most 2**53, which float64 cannot tell from 2**53 + 1).
+        seq_len = min(max(int(math.floor(float(pos.max()))) + 1, 1), MAX_POSITION)
     inv, attention_factor = rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
     return pos[:, None] * inv[None, :], attention_factor
 
@@ -286,71 +340,49 @@ def apply_rope(
 
     Angles :math:`m\theta_i` are formed in float64 from float64 positions; the arithmetic
     is float64 and only the result is cast back to the input's float dtype (integer input
-    gives float64). With ``scaling`` of type ``yarn`` both cos and sin are multiplied by
-    the attention factor (so :math:`\langle q', k'\rangle` scales by its square). For
+    gives float64). Each pair is rotated by one complex128 product with the float64
+    phase :math:`s\cos m\theta_i + \mathrm{i}\,s\sin m\theta_i` (``posenc._rotate``;
+    :math:`s` the attention factor, 1 unless ``yarn``), so before that final rounding every
+    component is within :math:`4 \cdot 2^{-52} s(|a| + |b|)` of the exact
+    :math:`(a + \mathrm{i}b)\,s\,e^{\mathrm{i}\phi}`, :math:`\phi` the float64 angle
+    (cos and sin within an ulp), and a pair gets the same bits whatever the layout, the
+    input's strides or its float dtype. With ``scaling`` of type
+    ``yarn`` both cos and sin are multiplied by the attention factor (so
+    :math:`\langle q', k'\rangle` scales by its square). For
     ``dynamic`` the current length ``seq_len`` defaults to ``max(positions) + 1``.
+
+    Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
+    argument): ``x`` a non-empty real array-like (any integer or float dtype; bools,
+    complex numbers, NaN and infinities refused) with at least 2 dimensions and a
+    positive even last dimension at most 2**16; ``positions`` None or a 1-D array-like
+    of ``L`` real positions with ``|m| <= 2**53`` (bools, complex numbers, NaN and
+    infinities refused); ``base``, ``scaling``, ``seq_len`` as
+    :func:`rope_frequencies`; ``layout`` ``"interleaved"`` or ``"half"``. A result that
+    overflows the output dtype (entries of ``x`` near its largest value, or a huge
+    attention factor) is refused with ``ValueError`` instead of returning infinities.
     """
-    arr = check_array(x, "x", min_ndim=2)
+    # NaN and infinities in x are looked for in the result (they always reach it), which
+    # the kernel checks tile by tile in cache instead of two more passes over memory.
+    arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
     layout = _check_rope_layout(layout)
-    d = arr.shape[-1]
-    if d == 0 or d % 2:
-        raise ValueError(f"x.shape[-1] (d_head) must be a positive even number, got {d}")
-    out_dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.dtype(np.float64)
+    d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
+    out_dtype = arr.dtype
     angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)
-    cos = np.cos(angles) * attention_factor
-    sin = np.sin(angles) * attention_factor
-    return _rotate(arr, cos, sin, layout, out_dtype)
+    out, finite = rotate_pairs(arr, _phases(angles, attention_factor), layout, out_dtype)
+    if not finite:
+        as_real_array(arr, "x", min_ndim=2, keep_float_dtype=True)  # raises if x is not finite
+        check_finite_result(
+            out, f"x is too large: the rotated values (times the attention factor) overflow {out_dtype}"
+        )
+    return out
 
 
-# Pairs per inner step of _rotate (float64 scratch of this many entries, kept in cache).
-_ROPE_PAIRS = 1 << 15
-_ROPE_ROWS = 64
-
-
-def _rotate(
-    arr: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str, out_dtype: np.dtype
-) -> np.ndarray:
-    """``first = a*cos - b*sin``, ``second = a*sin + b*cos`` in float64, one final rounding.
-
-    The same float64 operations as the textbook formulation, applied to cache-sized tiles
-    (a few sequence rows of several heads at once) with preallocated scratch, so no
-    float64 copy of ``x`` or of the products is ever formed (each full-size temporary
-    costs a pass through memory).
-    """
-    length, d = arr.shape[-2], arr.shape[-1]
-    half = d // 2
-    x3 = arr.reshape(-1, length, d)
-    lead = x3.shape[0]
-    out = np.empty(x3.shape, dtype=out_dtype)
-    rows = min(length, _ROPE_ROWS)
-    heads = max(1, min(lead, _ROPE_PAIRS // (rows * half)))
-    src_buf = np.empty((heads, rows, d))
-    t1, t2, t3 = (np.empty((heads, rows, half)) for _ in range(3))
-    for l0 in range(0, length, rows):
-        l1 = min(length, l0 + rows)
-        c, s = cos[l0:l1], sin[l0:l1]
-        for n0 in range(0, lead, heads):
-            n1 = min(lead, n0 + heads)
-            k, m = n1 - n0, l1 - l0
-            src = src_buf[:k, :m]
-            src[...] = x3[n0:n1, l0:l1]
-            if layout == "interleaved":
-                a, b = src[..., 0::2], src[..., 1::2]
-            else:
-                a, b = src[..., :half], src[..., half:]
-            first, second, tmp = t1[:k, :m], t2[:k, :m], t3[:k, :m]
-            np.multiply(a, c, out=first)
-            np.multiply(b, s, out=tmp)
-            np.subtract(first, tmp, out=first)
-            np.multiply(a, s, out=second)
-            np.multiply(b, c, out=tmp)
-            np.add(second, tmp, out=second)
-            dst = out[n0:n1, l0:l1]
-            if layout == "interleaved":
-                dst[..., 0::2], dst[..., 1::2] = first, second
-            else:
-                dst[..., :half], dst[..., half:] = first, second
-    return out.reshape(arr.shape)
+def _phases(angles: np.ndarray, attention_factor: float) -> np.ndarray:
+    """``cos(angles) * attention_factor + 1j * sin(angles) * attention_factor``, complex128."""
+    phase = np.empty(angles.shape, dtype=np.complex128)
+    np.multiply(np.cos(angles), attention_factor, out=phase.real)
+    np.multiply(np.sin(angles), attention_factor, out=phase.imag)
+    return phase
 
 
 def rope_matrix(
@@ -369,14 +401,21 @@ def rope_matrix(
     half: the same blocks acting on coordinates ``(i, i + d/2)``. It is orthogonal
     (times the YaRN attention factor when ``scaling`` is yarn). Built by applying
     :func:`apply_rope` to the identity, so it is the same map by construction.
+
+    ``d_head`` a positive even ``int`` with ``d_head**2 <= 2**28`` (so at most 16384);
+    ``position`` a real number (int or float, bools refused) with ``|m| <= 2**53``; the
+    keywords as :func:`apply_rope`. Anything else raises ``TypeError``/``ValueError``
+    naming the argument.
     """
-    d = check_even_int(d_head, "d_head")
+    d = check_width(d_head, "d_head")
+    m = check_position(position, "position")
+    check_size((d, d), "the matrix (d_head, d_head)")
     eye = np.eye(d)[:, None, :]  # d rows, each a length-1 "sequence"
-    rotated = apply_rope(eye, [position], base=base, layout=layout, scaling=scaling, seq_len=seq_len)
+    rotated = apply_rope(eye, [m], base=base, layout=layout, scaling=scaling, seq_len=seq_len)
     return rotated[:, 0, :].T
 
 
-def rope_decay_bound(d_head: int, distances: object, *, base: float = 10000.0) -> np.ndarray:
+def rope_decay_bound(d_head: int, *, distances: object, base: float = 10000.0) -> np.ndarray:
     r"""RoFormer's long-term-decay factor :math:`\frac{1}{d/2}\sum_{j=1}^{d/2}|S_j|`.
 
     :math:`S_j = \sum_{k=0}^{j-1} e^{\mathrm{i} r \theta_k}` are the partial sums of the
@@ -384,9 +423,18 @@ def rope_decay_bound(d_head: int, distances: object, *, base: float = 10000.0) -
     :math:`h_i = q_{[2i:2i+2]} k^*_{[2i:2i+2]}` (complex products),
     :math:`|\sum_i h_i e^{\mathrm{i}r\theta_i}| \le (\max_i |h_{i+1} - h_i|)\sum_j |S_j|`
     (with :math:`h_{d/2} = 0`). Returns one value per entry of ``distances`` (real).
+
+    ``distances`` is keyword-only (``rope_decay_bound(128, distances=[0, 10])``): an
+    ``int`` ``K`` (distances ``0..K-1``) or a non-empty 1-D array-like of real distances
+    with ``|r| <= 2**53``, as ``positions`` of :func:`~posenc.sinusoidal.sinusoidal_encoding`.
+    ``d_head`` a positive even ``int`` at most 2**16, ``base`` a finite real number
+    greater than 1; ``len(distances) * d_head / 2`` at most 2**28 (the phases are formed
+    at once). Anything else raises ``TypeError``/``ValueError`` naming the argument.
     """
-    d = check_even_int(d_head, "d_head")
+    d = check_width(d_head, "d_head")
     r = as_positions(distances, "distances")
+    base = check_base(base)
+    check_size((r.size, d // 2), "the phases (distances, d_head / 2)")
     theta = frequencies(d, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)

@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_even_int
+from ._validation import (
+    as_real_array,
+    check_choice,
+    check_even_int,
+    check_int,
+    check_nonnegative_real,
+    check_size,
+)
 from .sinusoidal import _check_layout
 
 STRUCTURES = ("full", "block")
@@ -34,22 +41,26 @@ def fit_linear_map(source: np.ndarray, target: np.ndarray, *, rcond: float | Non
     one is returned: it reproduces the training pairs but need not be the true map.
 
     ``source`` has shape ``(n, d_in)`` and ``target`` shape ``(n, d_out)``; the result has
-    shape ``(d_out, d_in)``. Raises ``ValueError`` for mismatched row counts or non-finite
-    entries, ``TypeError`` for non-real arrays.
+    shape ``(d_out, d_in)``.
+
+    ``source`` and ``target``: non-empty, finite, 2-D real array-likes (integers promoted to
+    float64; bools and complex numbers refused) with the same number of rows; the result
+    may have at most 2**28 entries (``d_out * d_in``). ``rcond``: None or a finite real
+    number >= 0 (bools refused). Raises ``ValueError``/``TypeError`` naming the argument;
+    a fit whose entries overflow float64 is refused.
     """
-    s = check_array(source, "source", ndim=2).astype(np.float64)
-    t = check_array(target, "target", ndim=2).astype(np.float64)
+    s = as_real_array(source, "source", ndim=2)
+    t = as_real_array(target, "target", ndim=2)
     if s.shape[0] != t.shape[0]:
         raise ValueError(
             f"source and target must have the same number of rows, got {s.shape[0]} and {t.shape[0]}"
         )
-    if s.shape[0] == 0 or s.shape[1] == 0 or t.shape[1] == 0:
-        raise ValueError(f"source and target must be non-empty, got shapes {s.shape} and {t.shape}")
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(t))):
-        raise ValueError("source and target must be finite (no NaN or infinity)")
-    if rcond is not None and not (np.isfinite(rcond) and rcond >= 0):
-        raise ValueError(f"rcond must be a finite non-negative number or None, got {rcond!r}")
+    if rcond is not None:
+        rcond = check_nonnegative_real(rcond, "rcond")
+    check_size((t.shape[1], s.shape[1]), "the fitted matrix (target.shape[1], source.shape[1])")
     m_t = np.linalg.lstsq(s, t, rcond=rcond)[0]
+    if not np.all(np.isfinite(m_t)):
+        raise ValueError("source and target are too large or too badly scaled: the fit overflows float64")
     return np.ascontiguousarray(m_t.T)
 
 
@@ -83,17 +94,17 @@ def fit_shift_matrix(
     returning a block-diagonal matrix; the pairs are columns ``(2i, 2i+1)`` for
     ``layout="interleaved"`` and ``(i, i + d/2)`` for ``layout="split"``.
 
-    Raises ``TypeError`` for a non-integer ``offset``; ``ValueError`` for a table that is
-    not 2-D, an odd width with ``structure="block"``, ``|offset| >= L``, or an unknown
-    ``structure``/``layout``.
+    ``pe`` a non-empty, finite, 2-D real array-like (integers promoted to float64; bools and
+    complex numbers refused) with at most 2**14 columns (the ``d x d`` result); ``offset``
+    an ``int`` (bools refused); ``rcond`` as :func:`fit_linear_map`. Raises ``TypeError``
+    for a non-integer ``offset``; ``ValueError`` for a table that is not 2-D, an odd width
+    with ``structure="block"``, ``|offset| >= L``, or an unknown ``structure``/``layout``.
     """
-    pe = check_array(pe, "pe", ndim=2).astype(np.float64)
-    if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(f"offset must be an integer (rows are integer positions), got {offset!r}")
-    offset = int(offset)
-    if structure not in STRUCTURES:
-        raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+    pe = as_real_array(pe, "pe", ndim=2)
+    offset = check_int(offset, "offset")
+    structure = check_choice(structure, "structure", STRUCTURES)
     layout = _check_layout(layout)
+    check_size((pe.shape[1], pe.shape[1]), "the fitted matrix (pe.shape[1], pe.shape[1])")
     length, d = pe.shape
     if abs(offset) >= length:
         raise ValueError(f"offset must satisfy |offset| < L = {length} to give any pair, got {offset}")
@@ -116,9 +127,11 @@ def shift_matrix_angles(m: np.ndarray, *, layout: str = "interleaved") -> np.nda
     \end{pmatrix}` (the convention of :func:`~posenc.sinusoidal.relative_position_matrix`, acting on
     (sin, cos)) this returns :math:`\theta = \operatorname{atan2}(m_{01}, m_{00})`, so for
     :math:`M_k` the angles are :math:`k\omega_i` reduced modulo :math:`2\pi`. Returns an
-    array of length ``d/2``. Raises ``ValueError`` unless ``m`` is square with even size.
+    array of length ``d/2``. ``m``: a finite 2-D real array-like (integers promoted to
+    float64; bools and complex numbers refused). Raises ``ValueError`` unless ``m`` is
+    square with even, positive size.
     """
-    m = check_array(m, "m", ndim=2).astype(np.float64)
+    m = as_real_array(m, "m", ndim=2)
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"m must be square, got shape {m.shape}")
     layout = _check_layout(layout)

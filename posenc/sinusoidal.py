@@ -20,23 +20,26 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._rotate import multiply_phase
 from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
     as_positions,
-    check_array,
+    as_real_array,
     check_base,
-    check_even_int,
-    check_finite_real,
+    check_choice,
     check_float_dtype,
+    check_position,
     check_positive_int,
+    check_size,
+    check_width,
 )
 
 LAYOUTS = ("interleaved", "split")
 
 
 def _check_layout(layout: object) -> str:
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return str(layout)
+    return check_choice(layout, "layout", LAYOUTS)
 
 
 @lru_cache(maxsize=64)
@@ -62,9 +65,11 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     :math:`\omega_0 = 1` to :math:`\omega_{d/2-1} = \mathrm{base}^{-(d-2)/d}` (not
     :math:`1/\mathrm{base}`). Every entry is the float64 number nearest to the exact value.
 
-    Raises ``ValueError`` for an odd or non-positive ``d_model`` or ``base <= 1``.
+    ``d_model``: a positive even ``int`` (bools refused) at most 2**16; ``base``: a finite
+    real number greater than 1. Raises ``TypeError`` for other types and ``ValueError``
+    for an odd, non-positive or too large ``d_model`` or ``base <= 1``.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
     return _correctly_rounded_frequencies(d_model, base).copy()
 
@@ -95,10 +100,10 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     than :math:`2\pi\,\mathrm{base}` for every ``d_model``. Every entry is the float64
     number nearest to the exact value.
 
-    Raises ``TypeError``/``ValueError`` for a non-integer, odd or non-positive ``d_model``
-    or for ``base`` that is not a finite number greater than 1.
+    Raises ``TypeError``/``ValueError`` for a non-integer, odd, non-positive or too large
+    ``d_model`` (at most 2**16) or for ``base`` that is not a finite number greater than 1.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
     return _correctly_rounded_wavelengths(d_model, base).copy()
 
@@ -152,7 +157,9 @@ def _exact_sincos(p: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> tuple[np
 
 # An integer position p is written p = p0 + j with p0 = _BLOCK * floor(p / _BLOCK) and
 # 0 <= j < _BLOCK. sin/cos of p0*omega and of j*omega are evaluated with _exact_sincos and
-# combined by angle addition: sin(p0 w + j w) = sin(p0 w) cos(j w) + cos(p0 w) sin(j w).
+# combined by angle addition, one complex product per entry (_rotate.multiply_phase):
+# with u = sin(p0 w) + i cos(p0 w) and v = cos(j w) - i sin(j w),
+# u * v = sin(p0 w + j w) + i cos(p0 w + j w), the (sin, cos) pair of the interleaved layout.
 # The decomposition depends on p alone, so a position gets the same bits from every call
 # (one-shot table, ``out=``, iter_sinusoidal_blocks, arbitrary integer arrays).
 _BLOCK = 256
@@ -160,44 +167,46 @@ _BLOCK = 256
 # angle-addition result has an *absolute* error of a few 2^-53, which near a zero of sin or
 # cos would be several float32 ulps; the direct evaluation keeps the error relative.
 _TINY = 2.0**-20
-# Rows per inner step: about 16K float64 entries per array, so the working set stays in cache.
-_CHUNK_ENTRIES = 1 << 14
+# Pairs per inner step: a complex128 tile of 512 KiB, so the working set stays in the L2 cache.
+_CHUNK_PAIRS = 1 << 15
 
 
 @lru_cache(maxsize=8)
-def _offset_tables(d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+def _offset_tables(d_model: int, base: float) -> np.ndarray:
+    """``cos(j w_i) - 1j * sin(j w_i)`` for ``j = 0.._BLOCK-1`` (rows), complex128, exact sin/cos."""
     w_hi, w_lo = _frequency_pairs(d_model, base)
     s, c = _exact_sincos(np.arange(_BLOCK, dtype=np.float64)[:, None], w_hi[None, :], w_lo[None, :])
-    s.setflags(write=False)
-    c.setflags(write=False)
-    return s, c
+    v = np.empty(s.shape, dtype=np.complex128)
+    v.real, v.imag = c, -s
+    v.setflags(write=False)
+    return v
 
 
-def _sincos_rows(pos: np.ndarray, d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """(sin, cos) of ``pos[:, None] * omega``, float64, shape ``(pos.size, d_model // 2)``."""
+def _start_phases(starts: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
+    """``sin(p0 w_i) + 1j * cos(p0 w_i)`` for the block starts ``p0`` (rows), complex128."""
+    s, c = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
+    u = np.empty(s.shape, dtype=np.complex128)
+    u.real, u.imag = s, c
+    return u
+
+
+def _sincos_rows(pos: np.ndarray, d_model: int, base: float) -> np.ndarray:
+    """``sin(p w_i) + 1j * cos(p w_i)`` for ``p`` in ``pos`` (rows), complex128 ``(pos.size, d/2)``."""
     w_hi, w_lo = _frequency_pairs(d_model, base)
     integer = (pos == np.floor(pos)) & (np.abs(pos) <= 2.0**53)
     if not np.all(integer):
         s, c = _exact_sincos(pos[:, None], w_hi[None, :], w_lo[None, :])
+        rows = np.empty(s.shape, dtype=np.complex128)
+        rows.real, rows.imag = s, c
         if np.any(integer):
-            rows = np.flatnonzero(integer)
-            s[rows], c[rows] = _sincos_rows(pos[rows], d_model, base)
-        return s, c
-    s_off, c_off = _offset_tables(d_model, base)
+            sel = np.flatnonzero(integer)
+            rows[sel] = _sincos_rows(pos[sel], d_model, base)
+        return rows
     p0 = np.floor(pos / _BLOCK) * _BLOCK
     ji = (pos - p0).astype(np.intp)  # exact: integers of magnitude <= 2^53
     starts = np.unique(p0)
-    s0u, c0u = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
-    k = np.searchsorted(starts, p0)
-    s0, c0, sj, cj = s0u[k], c0u[k], s_off[ji], c_off[ji]
-    s = s0 * cj
-    s += c0 * sj
-    c = c0 * cj
-    c -= s0 * sj
-    scratch = np.empty_like(s)
-    _fix_tiny(s, pos, w_hi, w_lo, True, scratch)
-    _fix_tiny(c, pos, w_hi, w_lo, False, scratch)
-    return s, c
+    u = _start_phases(starts, w_hi, w_lo)
+    return multiply_phase(u[np.searchsorted(starts, p0)], _offset_tables(d_model, base)[ji], None)
 
 
 def sinusoidal_encoding(
@@ -233,14 +242,24 @@ def sinusoidal_encoding(
     instead of a sin and a cos; non-integer positions are evaluated directly. Values are
     computed in float64 and only the result is rounded to ``dtype``, so a float32 table is
     the float64 table rounded (within one float32 ulp of the correctly rounded value).
+
+    Accepted input. ``positions``: an ``int`` ``1 <= L <= 2**28``, or a non-empty 1-D
+    list/tuple/array of integers or floats with ``|p| <= 2**53`` (bools, complex numbers,
+    NaN and infinities refused). ``d_model``: a positive even ``int`` at most 2**16.
+    ``base``: a finite real number greater than 1. ``layout``: ``"interleaved"`` or
+    ``"split"``. ``dtype``: float16, float32 or float64. Without ``out`` the table may
+    have at most 2**28 entries (``L * d_model``; 2 GiB in float64); larger tables are
+    refused before any allocation (stream them with :func:`iter_sinusoidal_blocks`).
+    Anything else raises ``TypeError``/``ValueError`` naming the argument.
     """
     pos = as_positions(positions)
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
     layout = _check_layout(layout)
     dt = check_float_dtype(dtype)
     shape = (pos.size, d_model)
     if out is None:
+        check_size(shape, "the table (positions, d_model)")
         out = np.empty(shape, dtype=dt)
     else:
         if not isinstance(out, np.ndarray):
@@ -256,46 +275,82 @@ def sinusoidal_encoding(
 def _consecutive(pos: np.ndarray) -> bool:
     """True if ``pos`` is a run of consecutive integers (the common ``0..L-1`` case)."""
     first, last = pos[0], pos[-1]
+    # Strictly below 2**53: the fast path forms last + 1, which must be exact.
     return bool(
         first == np.floor(first)
-        and max(abs(first), abs(last)) <= 2.0**53
+        and max(abs(first), abs(last)) < 2.0**53
         and last - first == pos.size - 1
         and (pos.size < 2 or np.all(np.diff(pos) == 1.0))
     )
 
 
-def _fix_tiny(vals: np.ndarray, pos: np.ndarray, w_hi, w_lo, want_sin: bool, scratch: np.ndarray) -> None:
+def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo, scratch: np.ndarray) -> bool:
+    """Recompute with :func:`_exact_sincos` the entries of ``rows`` below ``_TINY`` in magnitude.
+
+    ``rows`` holds ``sin + 1j * cos`` for the positions ``pos`` (complex128, before any
+    rounding to the table's dtype, so that a float32 table is the float64 table rounded).
+    Returns whether any entry was recomputed.
+    """
+    vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
     np.abs(vals, out=scratch)
-    if scratch.min() < _TINY:
-        rows, cols = np.nonzero(scratch < _TINY)
-        exact_s, exact_c = _exact_sincos(pos[rows], w_hi[cols], w_lo[cols])
-        vals[rows, cols] = exact_s if want_sin else exact_c
+    if scratch.min() >= _TINY:
+        return False
+    r, col = np.nonzero(scratch < _TINY)
+    exact_s, exact_c = _exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
+    vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
+    return True
+
+
+def _store(out: np.ndarray, a: int, rows: np.ndarray, layout: str) -> np.ndarray:
+    """Write the complex rows (sin + i cos) into ``out[a : a + len(rows)]`` in ``layout``."""
+    dst = out[a : a + rows.shape[0]]
+    if layout == "interleaved":
+        dst[...] = rows.view(np.float64)
+    else:
+        half = rows.shape[1]
+        dst[:, :half], dst[:, half:] = rows.real, rows.imag
+    return dst
+
+
+def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, scratch, narrow) -> None:
+    """:func:`_fix_tiny` then :func:`_store` (scratch arrays of at least ``len(rows)`` rows).
+
+    For a float32 or float16 table (``narrow``, a scratch of that dtype) the stored values
+    are scanned first, at half the cost or less: rounding is monotonic and ``_TINY`` is
+    representable, so an entry below ``_TINY`` before rounding is at most ``_TINY`` after;
+    only when one is found are the float64 values scanned, fixed and stored again.
+    """
+    m = rows.shape[0]
+    if narrow is None:
+        _fix_tiny(rows, pos, w_hi, w_lo, scratch[:m])
+        _store(out, a, rows, layout)
+        return
+    dst = _store(out, a, rows, layout)
+    np.abs(dst, out=narrow[:m])
+    if narrow[:m].min() <= _TINY and _fix_tiny(rows, pos, w_hi, w_lo, scratch[:m]):
+        _store(out, a, rows, layout)
 
 
 def _fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: str) -> None:
     half = d_model // 2
-    if layout == "interleaved":
-        sin_cols, cos_cols = out[:, 0::2], out[:, 1::2]
-    else:
-        sin_cols, cos_cols = out[:, :half], out[:, half:]
-    if not _consecutive(pos):
-        step = max(1, _CHUNK_ENTRIES // half)
-        for a in range(0, pos.size, step):
-            b = min(pos.size, a + step)
-            s, c = _sincos_rows(pos[a:b], d_model, base)
-            sin_cols[a:b] = s
-            cos_cols[a:b] = c
-        return
-    # Fast path, positions first, first+1, ...: the same arithmetic as _sincos_rows (so
-    # the same bits), without gathers, written in place in cache-sized row steps.
     w_hi, w_lo = _frequency_pairs(d_model, base)
-    s_off, c_off = _offset_tables(d_model, base)
+    step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))
+    scratch = np.empty((step, d_model))
+    narrow = np.empty((step, d_model), dtype=out.dtype) if out.dtype.itemsize < 8 else None
+    if not _consecutive(pos):
+        for a in range(0, pos.size, step):
+            sel = pos[a : a + step]
+            rows = _sincos_rows(sel, d_model, base)
+            _store_fixed(out, a, rows, sel, w_hi, w_lo, layout, scratch, narrow)
+        return
+    # Fast path, positions first, first+1, ...: the same products as _sincos_rows (so the
+    # same bits), without gathers, in cache-sized row steps; a float64 interleaved table is
+    # computed in place, anything else in a complex scratch tile that is then stored.
+    v_all = _offset_tables(d_model, base)
     first_start = np.floor(pos[0] / _BLOCK) * _BLOCK
-    starts = np.arange(first_start, pos[-1] + 1, _BLOCK, dtype=np.float64)
-    s0_all, c0_all = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
-    step = max(1, min(_BLOCK, _CHUNK_ENTRIES // half))
-    # contiguous float64 scratch rows (measured faster than ufuncs writing strided columns)
-    t1, t2, t3, t4 = (np.empty((step, half)) for _ in range(4))
+    u_all = _start_phases(np.arange(first_start, pos[-1] + 1, _BLOCK, dtype=np.float64), w_hi, w_lo)
+    direct = layout == "interleaved" and out.dtype == np.float64 and out.strides[-1] == 8
+    target = out.view(np.complex128) if direct else np.empty((step, half), dtype=np.complex128)
     offset = int(pos[0] - first_start)  # row r has block k = (offset + r) // B, j = (offset + r) % B
     a = 0
     n = pos.size
@@ -303,21 +358,11 @@ def _fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: s
         k, j0 = divmod(offset + a, _BLOCK)
         b = min(n, a + step, a + _BLOCK - j0)
         m = b - a
-        s0, c0 = s0_all[k : k + 1], c0_all[k : k + 1]
-        sj, cj = s_off[j0 : j0 + m], c_off[j0 : j0 + m]
-        sv, cv = t3[:m], t4[:m]
-        tmp = t1[:m]
-        np.multiply(s0, cj, out=sv)
-        np.multiply(c0, sj, out=tmp)
-        np.add(sv, tmp, out=sv)
-        np.multiply(c0, cj, out=cv)
-        np.multiply(s0, sj, out=tmp)
-        np.subtract(cv, tmp, out=cv)
-        rows = pos[a:b]
-        _fix_tiny(sv, rows, w_hi, w_lo, True, t2[:m])
-        _fix_tiny(cv, rows, w_hi, w_lo, False, t2[:m])
-        sin_cols[a:b] = sv
-        cos_cols[a:b] = cv
+        rows = multiply_phase(u_all[k], v_all[j0 : j0 + m], target[a:b] if direct else target[:m])
+        if direct:
+            _fix_tiny(rows, pos[a:b], w_hi, w_lo, scratch[:m])
+        else:
+            _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, scratch, narrow)
         a = b
 
 
@@ -336,13 +381,23 @@ def iter_sinusoidal_blocks(
     (bit for bit), computed without forming the whole table, so tables larger than
     memory can be streamed (e.g. L = 2^20, d_model = 1024 in float64 is 8 GiB).
     Each yielded array is new; consume or copy it before the next step.
+
+    Arguments as :func:`sinusoidal_encoding` (``positions`` at most 2**28 of them), and
+    ``block`` a positive ``int``; one block (``min(block, L) * d_model`` entries) may hold
+    at most 2**28 entries. The arguments are checked when this function is called, before
+    the first block is computed.
     """
     pos = as_positions(positions)
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     base = check_base(base)
     layout = _check_layout(layout)
     dt = check_float_dtype(dtype)
     block = check_positive_int(block, "block")
+    check_size((min(block, pos.size), d_model), "one block (block, d_model)")
+    return _iter_blocks(pos, d_model, block, base, layout, dt)
+
+
+def _iter_blocks(pos: np.ndarray, d_model: int, block: int, base: float, layout: str, dt: np.dtype):
     for a in range(0, pos.size, block):
         rows = pos[a : a + block]
         buf = np.empty((rows.size, d_model), dtype=dt)
@@ -355,8 +410,9 @@ def interleaved_to_split(d_model: int) -> np.ndarray:
 
     Returns ``perm`` with ``split == interleaved[:, perm]``: the even columns (sines)
     followed by the odd columns (cosines). Its inverse is ``np.argsort(perm)``.
+    ``d_model``: a positive even ``int`` at most 2**16.
     """
-    d_model = check_even_int(d_model, "d_model")
+    d_model = check_width(d_model, "d_model")
     return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
 
 
@@ -372,12 +428,20 @@ def relative_position_matrix(
 
     acting on the pair :math:`(\sin p\omega_i, \cos p\omega_i)`; it is orthogonal and
     :math:`M_j M_k = M_{j+k}`. For ``layout="split"`` the same matrix is returned with rows
-    and columns permuted to match that layout. ``offset`` may be any finite real number.
+    and columns permuted to match that layout.
+
+    ``d_model``: a positive even ``int`` with ``d_model**2 <= 2**28`` (so at most 16384);
+    ``offset``: a real number (int or float, bools refused) with ``|offset| <= 2**53``;
+    ``base`` a finite real number greater than 1; ``layout`` ``"interleaved"`` or
+    ``"split"``. The angle is formed as ``offset * w`` in float64 with ``w`` the correctly
+    rounded frequency, so each entry is within :math:`|k|\,\omega_i\,2^{-52}` plus a few
+    ulp of the exact value.
     """
-    d_model = check_even_int(d_model, "d_model")
-    k = check_finite_real(offset, "offset")
+    d_model = check_width(d_model, "d_model")
+    k = check_position(offset, "offset")
     base = check_base(base)
     layout = _check_layout(layout)
+    check_size((d_model, d_model), "the matrix (d_model, d_model)")
     omega = _correctly_rounded_frequencies(d_model, base)
     c, s = np.cos(k * omega), np.sin(k * omega)
     m = np.zeros((d_model, d_model), dtype=np.float64)
@@ -399,6 +463,11 @@ class SinusoidalPositionalEncoding:
     number of leading axes is accepted), broadcasting the table over the batch. The
     table has no trainable parameters; ``L`` may not exceed ``max_len`` (compute a larger
     table, the formula works for every position).
+
+    ``max_len`` and ``d_model`` as ``positions`` and ``d_model`` of
+    :func:`sinusoidal_encoding` (the table has at most 2**28 entries). ``forward`` takes a
+    real array-like (integers are promoted to float64; bools, complex numbers, NaN and
+    infinities are refused) of at least two dimensions.
     """
 
     def __init__(
@@ -410,14 +479,15 @@ class SinusoidalPositionalEncoding:
         layout: str = "interleaved",
         dtype: np.dtype | type = np.float64,
     ) -> None:
-        self.max_len = check_positive_int(max_len, "max_len")
-        self.d_model = check_even_int(d_model, "d_model")
+        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.d_model = check_width(d_model, "d_model")
+        check_size((self.max_len, self.d_model), "the table (max_len, d_model)")
         self.table = sinusoidal_encoding(self.max_len, self.d_model, base=base, layout=layout, dtype=dtype)
         self.table.setflags(write=False)
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         """Return ``X + PE[:L]`` where ``L = X.shape[-2]``."""
-        X = check_array(X, "X", min_ndim=2)
+        X = as_real_array(X, "X", min_ndim=2, nonempty=False, keep_float_dtype=True)
         if X.shape[-1] != self.d_model:
             raise ValueError(f"X must have last dimension d_model={self.d_model}, got shape {X.shape}")
         length = X.shape[-2]

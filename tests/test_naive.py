@@ -177,7 +177,7 @@ def test_predicate_errors():
     integer = posenc.integer_encoding
     with pytest.raises(TypeError, match="lengths"):
         posenc.is_bounded(integer, 5)
-    with pytest.raises(TypeError, match="lengths"):
+    with pytest.raises(ValueError, match="lengths"):  # empty: the right type, a bad value
         posenc.is_unique(integer, [])
     with pytest.raises(ValueError, match="lengths"):
         posenc.is_unique(integer, [0])

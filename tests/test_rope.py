@@ -419,9 +419,9 @@ def test_decay_bound_reference():
         for th in theta:
             partial += cmath.exp(1j * r * th)
             total += abs(partial)
-        assert rope_decay_bound(d, [r])[0] == pytest.approx(total / (d // 2), rel=1e-13)
+        assert rope_decay_bound(d, distances=[r])[0] == pytest.approx(total / (d // 2), rel=1e-13)
     # at distance 0 every phase is 1: mean of 1..d/2 = (d/2 + 1) / 2
-    assert rope_decay_bound(128, [0])[0] == pytest.approx(32.5, rel=1e-15)
+    assert rope_decay_bound(128, distances=[0])[0] == pytest.approx(32.5, rel=1e-15)
 
 
 def test_decay_bound_bounds_the_score():
@@ -434,7 +434,7 @@ def test_decay_bound_bounds_the_score():
         hh = np.append(h, 0)
         for r in (1, 5, 50, 300):
             lhs = abs(np.sum(h * np.exp(1j * r * theta)))
-            rhs = np.abs(np.diff(hh)).max() * rope_decay_bound(d, [r])[0] * (d // 2)
+            rhs = np.abs(np.diff(hh)).max() * rope_decay_bound(d, distances=[r])[0] * (d // 2)
             assert lhs <= rhs * (1 + 1e-12)
 
 

@@ -150,3 +150,113 @@ def test_float32_small_values_keep_relative_accuracy():
     exact = mp_table(pos_sel, d)
     for k, (r, c) in enumerate(zip(rows[:40], cols[:40], strict=True)):
         _within_one_ulp32(got[r : r + 1, 2 * c : 2 * c + 1], [[exact[k][2 * c]]])
+
+
+@pytest.fixture(params=[None, 5], ids=["default-steps", "tiny-steps"])
+def steps(request, monkeypatch):
+    """Run with the default row step and with 5 pairs per step (a row or less per step)."""
+    import posenc.sinusoidal as sinusoidal
+
+    if request.param is not None:
+        monkeypatch.setattr(sinusoidal, "_CHUNK_PAIRS", request.param)
+    return request.param
+
+
+def _layout_columns(table: np.ndarray, layout: str) -> np.ndarray:
+    """The table in the interleaved column order (sin w_0, cos w_0, sin w_1, ...)."""
+    if layout == "interleaved":
+        return table
+    half = table.shape[1] // 2
+    out = np.empty_like(table)
+    out[:, 0::2], out[:, 1::2] = table[:, :half], table[:, half:]
+    return out
+
+
+@given(
+    start=st.integers(-(2**45), 2**45),
+    length=st.integers(1, 700),
+    d_model=st.sampled_from([2, 6, 16, 40]),
+    layout=st.sampled_from(["interleaved", "split"]),
+    picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=3),
+)
+def test_consecutive_table_against_mpmath(start, length, d_model, layout, picks):
+    # float64 tables of consecutive positions anywhere up to 2^45: every sampled entry
+    # within 4 * 2^-52 of the exact value (mpmath), in both layouts.
+    positions = np.arange(start, start + length, dtype=np.int64)
+    table = _layout_columns(posenc.sinusoidal_encoding(positions, d_model, layout=layout), layout)
+    rows = sorted({0, length - 1, *(p % length for p in picks)})
+    err = mp_errors(table[rows], positions[rows].tolist(), d_model)
+    assert err.max() <= 4 * EPS
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_steps_and_blocks_cross_boundaries(steps, layout, dtype):
+    # Rows on both sides of the 256-position block boundaries and of the row steps, with
+    # negative positions: sampled rows against mpmath, and the same bits as one row at a time.
+    positions = np.arange(-300, 530)
+    table = posenc.sinusoidal_encoding(positions, 10, layout=layout, dtype=dtype)
+    rows = [0, 43, 44, 45, 299, 300, 301, 555, 556, 829]
+    got = _layout_columns(table[rows], layout)
+    exact = mp_table(positions[rows].tolist(), 10)
+    if dtype == np.float64:
+        assert mp_errors(got, positions[rows].tolist(), 10).max() <= 4 * EPS
+    else:
+        _within_one_ulp32(got, exact)
+    one_at_a_time = np.concatenate(
+        [posenc.sinusoidal_encoding([int(p)], 10, layout=layout, dtype=dtype) for p in positions[rows]]
+    )
+    np.testing.assert_array_equal(one_at_a_time, table[rows])
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_out_may_be_a_strided_view(layout, dtype):
+    expected = posenc.sinusoidal_encoding(np.arange(100, 400), 12, layout=layout, dtype=dtype)
+    big = np.zeros((300, 24), dtype=dtype)
+    view = big[:, ::2]
+    got = posenc.sinusoidal_encoding(np.arange(100, 400), 12, layout=layout, dtype=dtype, out=view)
+    assert got is view
+    np.testing.assert_array_equal(view, expected)
+    assert np.all(big[:, 1::2] == 0)
+
+
+def test_gapped_and_fractional_positions_against_mpmath():
+    # Not a consecutive run: integers with gaps, repeated, and non-integer positions.
+    positions = [5.5, 7, 7, -1e6, 2**33 + 0.25, 1023, 1e-3, 256, 255]
+    table = posenc.sinusoidal_encoding(np.array(positions), 16)
+    assert mp_errors(table, positions, 16).max() <= 4 * EPS
+
+
+def test_tiny_entries_are_recomputed_in_every_path():
+    # An entry of magnitude <= 2^-20 is evaluated directly, whichever path computes its row:
+    # find a position where sin(p w_i) is tiny (p near a multiple of pi / w_i), then check
+    # a consecutive run around it, the row alone and a shuffled array give the same bits,
+    # and the float32 entry is within one ulp of the correctly rounded value.
+    d = 64
+    w = np.array([float(v) for v in mp_omegas(d)])
+    p = np.arange(0, 2**22, dtype=np.float64)
+    k = np.argmin(np.abs(np.sin(p * w[3])))
+    p_tiny = int(p[k])
+    assert abs(np.sin(p_tiny * w[3])) < 2.0**-20
+    run = np.arange(p_tiny - 300, p_tiny + 300)
+    for dtype in (np.float64, np.float32):
+        table = posenc.sinusoidal_encoding(run, d, dtype=dtype)
+        row = posenc.sinusoidal_encoding([p_tiny], d, dtype=dtype)[0]
+        np.testing.assert_array_equal(row, table[300])
+        shuffled = posenc.sinusoidal_encoding(run[::-1], d, dtype=dtype)
+        np.testing.assert_array_equal(shuffled[::-1], table)
+    _within_one_ulp32(posenc.sinusoidal_encoding([p_tiny], d, dtype=np.float32), mp_table([p_tiny], d))
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+def test_float32_table_is_the_float64_table_rounded(layout):
+    # Including entries near zeros of sin and cos (recomputed directly in both dtypes).
+    w = np.array([float(v) for v in mp_omegas(64)])
+    p = np.arange(0, 2**22, dtype=np.float64)
+    p_tiny = int(p[np.argmin(np.abs(np.cos(p * w[2])))])
+    positions = np.arange(p_tiny - 2000, p_tiny + 1000)
+    t64 = posenc.sinusoidal_encoding(positions, 64, layout=layout)
+    assert np.sum(np.abs(t64) < 2.0**-20) > 0
+    t32 = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=np.float32)
+    np.testing.assert_array_equal(t32, t64.astype(np.float32))

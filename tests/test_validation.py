@@ -188,9 +188,13 @@ def test_max_len(cls):
 
 
 def test_no_nan_from_good_input_extremes():
-    # The largest accepted inputs give finite values in [-1, 1], not NaN.
-    pe = PE(np.array([2.0**53, -(2.0**53), 1e300, -1e300, 5e-324]), 8)
+    # The largest accepted inputs give finite values in [-1, 1], not NaN; beyond the
+    # documented limit |p| <= 2**53 positions are refused (1.5e308 used to give NaN).
+    pe = PE(np.array([2.0**53, -(2.0**53), 2.0**53 - 1, 5e-324]), 8)
     assert np.all(np.isfinite(pe)) and np.all(np.abs(pe) <= 1)
+    for bad in ([1e300], [-1e300], [1.5e308], [2.0**53 + 2]):
+        with pytest.raises(ValueError, match="positions"):
+            PE(np.array(bad), 8)
 
 
 @pytest.mark.parametrize("bad", [0, -1.5, float("nan"), float("inf")])
