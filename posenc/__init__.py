@@ -4,6 +4,7 @@ Pure numpy functions (and two small classes for the stateful encodings). Importi
 package loads numpy only; mpmath is imported on first use of the frequency table.
 """
 
+from . import reference
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis import (
     EncodingStatistics,
@@ -68,6 +69,7 @@ from .sinusoidal import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "reference",
     "alibi_bias",
     "alibi_bias_key_form",
     "alibi_slopes",

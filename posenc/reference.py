@@ -1,0 +1,133 @@
+r"""The textbook form of each encoding: the formula, written as a reader would write it.
+
+These functions are what the chapters show (with ``literalinclude``), so they are short
+and plain: float64 numpy, no input checks beyond what the formula needs, no tiling, no
+tricks for accuracy or memory. The package's public functions compute the same things
+faster, more accurately, or with validated input; ``tests/test_reference.py`` checks
+each of them against the function here on many inputs, and checks these against
+independent computations (mpmath, hand-derived cases).
+
+Notation as in the book: positions :math:`m, n`, pair index :math:`i`, angular frequency
+:math:`\omega_i = \mathrm{base}^{-2i/d}`, and :math:`R(\theta)` the counter-clockwise
+rotation :math:`\begin{pmatrix}\cos\theta & -\sin\theta\\ \sin\theta & \cos\theta\end{pmatrix}`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def sinusoidal_table(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    r"""Vaswani et al.'s table: :math:`PE_{m,2i} = \sin m\omega_i`, :math:`PE_{m,2i+1} = \cos m\omega_i`."""
+    m = np.arange(length)[:, None]  # positions, one per row
+    omega = base ** (-np.arange(0, d_model, 2) / d_model)  # one frequency per pair
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(m * omega)
+    pe[:, 1::2] = np.cos(m * omega)
+    return pe
+
+
+def shift_matrix(d_model: int, offset: float, base: float = 10000.0) -> np.ndarray:
+    r"""The matrix :math:`M_k` with :math:`PE_{m+k} = M_k PE_m` (interleaved layout).
+
+    Pair :math:`i` holds :math:`(\sin m\omega_i, \cos m\omega_i)`; the angle-addition
+    formulas turn it into :math:`(\sin(m+k)\omega_i, \cos(m+k)\omega_i)` with the block
+    :math:`\begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i\end{pmatrix}`.
+    """
+    omega = base ** (-np.arange(0, d_model, 2) / d_model)
+    M = np.zeros((d_model, d_model))
+    for i, w in enumerate(omega):
+        c, s = math.cos(offset * w), math.sin(offset * w)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def rope(
+    x: np.ndarray, positions: np.ndarray, base: float = 10000.0, layout: str = "interleaved"
+) -> np.ndarray:
+    r"""Rotate pair :math:`i` of the row at position :math:`m` by :math:`R(m\theta_i)`.
+
+    ``x`` has shape ``(..., L, d)``; ``positions`` has length ``L``. ``"interleaved"``
+    pairs coordinates ``(2i, 2i+1)``, ``"half"`` pairs ``(i, i + d/2)``.
+    """
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * theta  # (L, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+    else:
+        a, b = x[..., : d // 2], x[..., d // 2 :]
+    first = a * cos - b * sin  # R(m theta) applied to (a, b)
+    second = a * sin + b * cos
+    out = np.empty(x.shape)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = first, second
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = first, second
+    return out
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    r"""Press et al.'s head slopes: :math:`2^{-8h/n}`, :math:`h = 1..n`, for a power of two :math:`n`.
+
+    Otherwise the slopes of the largest power of two :math:`N < n`, then every other
+    slope of the :math:`2N`-head sequence until there are :math:`n`.
+    """
+    n = 2 ** math.floor(math.log2(n_heads))
+    slopes = [2.0 ** (-8 * h / n) for h in range(1, n + 1)]
+    extra = [2.0 ** (-8 * h / (2 * n)) for h in range(1, 2 * n + 1, 2)]
+    return np.array(slopes + extra[: n_heads - n])
+
+
+def alibi_bias(slopes: np.ndarray, q_len: int, k_len: int) -> np.ndarray:
+    r"""Causal ALiBi bias :math:`-m_h\,(i - j)` for key :math:`j \le i`, :math:`-\infty` after.
+
+    The queries are the last ``q_len`` of ``k_len`` positions (``i = k_len - q_len + row``).
+    """
+    i = np.arange(k_len - q_len, k_len)[:, None]
+    j = np.arange(k_len)[None, :]
+    bias = -np.asarray(slopes)[:, None, None] * np.abs(i - j)
+    return np.where(j > i, -np.inf, bias)
+
+
+def t5_bucket(
+    relative_position: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> int:
+    r"""T5's bucket of one relative position ``key_pos - query_pos``, the formula in float64.
+
+    Half the buckets (all, when causal) count distance: the first half of those exactly,
+    the rest on a log scale up to ``max_distance``. Evaluated in floating point, a distance
+    that falls exactly on a log-bucket boundary can land one bucket low; the package's
+    :func:`~posenc.t5_relative_position_bucket` uses exact integer comparisons instead.
+    """
+    bucket = 0
+    if bidirectional:
+        num_buckets //= 2
+        bucket += num_buckets if relative_position > 0 else 0
+        n = abs(relative_position)
+    else:
+        n = max(-relative_position, 0)
+    max_exact = num_buckets // 2
+    if n < max_exact:
+        return bucket + n
+    log_part = math.log(n / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    return bucket + min(max_exact + int(log_part), num_buckets - 1)
+
+
+def learned_forward(X: np.ndarray, E: np.ndarray) -> np.ndarray:
+    r"""Add rows ``0..L-1`` of the table ``E`` to every sequence of ``X`` (shape ``(B, L, d)``)."""
+    return X + E[: X.shape[1]]
+
+
+def learned_backward(grad_output: np.ndarray, max_len: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Gradients of :func:`learned_forward`: ``grad_X = grad_output``; ``grad_E[p]`` sums the batch.
+
+    Rows ``L..max_len-1`` were not used, so their gradient is zero.
+    """
+    L, d = grad_output.shape[1:]
+    grad_E = np.zeros((max_len, d))
+    grad_E[:L] = grad_output.sum(axis=0)
+    return grad_output.copy(), grad_E
