@@ -109,8 +109,14 @@ def check_bool(value: object, name: str) -> bool:
 
 
 def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    """Return ``value`` if it is one of the strings ``choices``, else ``ValueError`` naming ``name``."""
-    if not isinstance(value, str) or value not in choices:
+    """Return ``value`` if it is one of the strings ``choices``.
+
+    Raises ``TypeError`` naming ``name`` when ``value`` is not a string, ``ValueError`` when
+    it is a string not among ``choices``.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {choices}, got {value!r}")
+    if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 

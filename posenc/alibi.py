@@ -80,10 +80,6 @@ def _check_lengths(q_len: int, k_len: int | None) -> tuple[int, int]:
     return q, k
 
 
-def _check_causal(causal: object) -> bool:
-    return check_bool(causal, "causal")
-
-
 def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True) -> np.ndarray:
     r"""ALiBi bias tensor of shape ``(n_heads, q_len, k_len)``, float64.
 
@@ -106,7 +102,7 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     """
     slopes = alibi_slopes(n_heads)
     q, k = _check_lengths(q_len, k_len)
-    causal = _check_causal(causal)
+    causal = check_bool(causal, "causal")
     check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
     j = np.arange(k, dtype=np.int64)[None, :]
@@ -144,7 +140,7 @@ def alibi_bias_key_form(
     convention = check_choice(convention, "convention", _KEY_FORMS)
     slopes = alibi_slopes(n_heads)
     q, k = _check_lengths(q_len, k_len)
-    causal = _check_causal(causal)
+    causal = check_bool(causal, "causal")
     check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     j = np.arange(k, dtype=np.int64)
     key_index = j - (k - 1) if convention == "mpt" else j

@@ -44,6 +44,7 @@ from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
     as_int_array,
+    check_choice,
     check_finite_real,
     check_int,
     check_positive_int,
@@ -64,18 +65,6 @@ MAX_STEPS = 10**6
 # fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
 MAX_WORK = 2**36
 MAX_WORK_TEXT = "2**36"
-
-
-def _check_method(method: object) -> str:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a string, one of {METHODS}, got {method!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    return method
-
-
-def _check_nonneg_int(value: object, name: str) -> int:
-    return check_int(value, name, 0)
 
 
 def copy_task(n_seq: int, length: int, vocab: int, *, seed: int = 0) -> np.ndarray:
@@ -104,7 +93,7 @@ def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
     the shape of ``tokens``; errors name the argument.
     """
     tokens = _check_tokens(tokens)
-    offset = _check_nonneg_int(offset, "offset")
+    offset = check_int(offset, "offset", 0)
     t = np.full(tokens.shape, -1, dtype=np.int64)
     if offset < tokens.shape[1]:
         t[:, offset:] = tokens[:, : tokens.shape[1] - offset]
@@ -165,7 +154,7 @@ class AttentionProbe:
         num_buckets: int = 32,
         max_distance: int = 128,
     ) -> None:
-        self.method = _check_method(method)
+        self.method = check_choice(method, "method", METHODS)
         self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
         self.d = check_width(d, "d")
         self.vocab = check_positive_int(vocab, "vocab", MAX_VOCAB, "2**14")
@@ -284,7 +273,7 @@ class AttentionProbe:
         loss (a float) and a dict of float64 gradients shaped like ``params``.
         """
         tokens = self._tokens(tokens)
-        offset = _check_nonneg_int(offset, "offset")
+        offset = check_int(offset, "offset", 0)
         n, length = tokens.shape
         if offset >= length:
             raise ValueError(f"offset must be smaller than the sequence length {length}, got {offset}")
@@ -354,7 +343,7 @@ def fit_probe(
     naming ``lr``.
     """
     train_len = check_positive_int(train_len, "train_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    offset = _check_nonneg_int(offset, "offset")
+    offset = check_int(offset, "offset", 0)
     if offset >= train_len:
         raise ValueError(f"offset must be smaller than train_len={train_len}, got {offset}")
     steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
@@ -405,7 +394,7 @@ def probe_accuracy(
     if not isinstance(probe, AttentionProbe):
         raise TypeError(f"probe must be an AttentionProbe, got {type(probe).__name__}")
     length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    offset = _check_nonneg_int(offset, "offset")
+    offset = check_int(offset, "offset", 0)
     if offset >= length:
         raise ValueError(f"offset must be smaller than length={length}, got {offset}")
     n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)

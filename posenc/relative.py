@@ -57,10 +57,6 @@ def _check_int(value: object, name: str, minimum: int) -> int:
     return check_int(value, name, minimum, MAX_POSITION, MAX_POSITION_TEXT)
 
 
-def _check_bool(value: object, name: str) -> bool:
-    return check_bool(value, name)
-
-
 def _as_int_positions(relative_position: object, name: str = "relative_position") -> np.ndarray:
     """Integer array of relative positions (any shape); floats, bools and objects are refused."""
     arr = _asarray(relative_position, name)
@@ -106,7 +102,7 @@ def _half_and_exact(bidirectional: bool, num_buckets: int) -> tuple[int, int]:
 def _check_t5_config(
     bidirectional: object, num_buckets: object, max_distance: object
 ) -> tuple[bool, int, int]:
-    bidirectional = _check_bool(bidirectional, "bidirectional")
+    bidirectional = check_bool(bidirectional, "bidirectional")
     num_buckets = check_positive_int(num_buckets, "num_buckets", MAX_BUCKETS, MAX_BUCKETS_TEXT)
     if bidirectional and num_buckets % 2:
         raise ValueError(

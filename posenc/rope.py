@@ -66,10 +66,6 @@ _REQUIRED_KEYS = {
 }
 
 
-def _check_rope_layout(layout: object) -> str:
-    return check_choice(layout, "layout", ROPE_LAYOUTS)
-
-
 def _rope_type(scaling: Mapping) -> str:
     if not isinstance(scaling, Mapping):
         raise TypeError(
@@ -364,7 +360,7 @@ def apply_rope(
     # NaN and infinities in x are looked for in the result (they always reach it), which
     # the kernel checks tile by tile in cache instead of two more passes over memory.
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
-    layout = _check_rope_layout(layout)
+    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     out_dtype = arr.dtype
     angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)

@@ -26,7 +26,7 @@ from ._validation import (
     check_nonnegative_real,
     check_size,
 )
-from .sinusoidal import _check_layout
+from .sinusoidal import LAYOUTS
 
 STRUCTURES = ("full", "block")
 
@@ -103,7 +103,7 @@ def fit_shift_matrix(
     pe = as_real_array(pe, "pe", ndim=2)
     offset = check_int(offset, "offset")
     structure = check_choice(structure, "structure", STRUCTURES)
-    layout = _check_layout(layout)
+    layout = check_choice(layout, "layout", LAYOUTS)
     check_size((pe.shape[1], pe.shape[1]), "the fitted matrix (pe.shape[1], pe.shape[1])")
     length, d = pe.shape
     if abs(offset) >= length:
@@ -134,7 +134,7 @@ def shift_matrix_angles(m: np.ndarray, *, layout: str = "interleaved") -> np.nda
     m = as_real_array(m, "m", ndim=2)
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"m must be square, got shape {m.shape}")
-    layout = _check_layout(layout)
+    layout = check_choice(layout, "layout", LAYOUTS)
     d = check_even_int(m.shape[0], "m.shape[0]")
     i = np.arange(d // 2)
     a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)

@@ -38,10 +38,6 @@ from ._validation import (
 LAYOUTS = ("interleaved", "split")
 
 
-def _check_layout(layout: object) -> str:
-    return check_choice(layout, "layout", LAYOUTS)
-
-
 @lru_cache(maxsize=64)
 def _correctly_rounded_frequencies(d_model: int, base: float) -> np.ndarray:
     # base ** (-2i/d) evaluated with 113-bit mpmath arithmetic and rounded once to
@@ -255,7 +251,7 @@ def sinusoidal_encoding(
     pos = as_positions(positions)
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    layout = _check_layout(layout)
+    layout = check_choice(layout, "layout", LAYOUTS)
     dt = check_float_dtype(dtype)
     shape = (pos.size, d_model)
     if out is None:
@@ -390,7 +386,7 @@ def iter_sinusoidal_blocks(
     pos = as_positions(positions)
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    layout = _check_layout(layout)
+    layout = check_choice(layout, "layout", LAYOUTS)
     dt = check_float_dtype(dtype)
     block = check_positive_int(block, "block")
     check_size((min(block, pos.size), d_model), "one block (block, d_model)")
@@ -440,7 +436,7 @@ def relative_position_matrix(
     d_model = check_width(d_model, "d_model")
     k = check_position(offset, "offset")
     base = check_base(base)
-    layout = _check_layout(layout)
+    layout = check_choice(layout, "layout", LAYOUTS)
     check_size((d_model, d_model), "the matrix (d_model, d_model)")
     omega = _correctly_rounded_frequencies(d_model, base)
     c, s = np.cos(k * omega), np.sin(k * omega)

@@ -972,10 +972,10 @@ def test_dynamic_scaling_at_the_position_limit_is_finite():
 
 
 OTHER_BAD = [
-    (lambda: posenc.sinusoidal_encoding(4, 4, layout=np.array(["split"])), ValueError, "layout"),
-    (lambda: posenc.apply_rope(X4, layout=["half"]), ValueError, "layout"),
-    (lambda: posenc.fit_shift_matrix(PE6, 1, structure=np.array([1, 2])), ValueError, "structure"),
-    (lambda: posenc.alibi_bias_key_form(2, 2, convention=None), ValueError, "convention"),
+    (lambda: posenc.sinusoidal_encoding(4, 4, layout=np.array(["split"])), TypeError, "layout"),
+    (lambda: posenc.apply_rope(X4, layout=["half"]), TypeError, "layout"),
+    (lambda: posenc.fit_shift_matrix(PE6, 1, structure=np.array([1, 2])), TypeError, "structure"),
+    (lambda: posenc.alibi_bias_key_form(2, 2, convention=None), TypeError, "convention"),
     (lambda: posenc.sinusoidal_encoding(4, 4, dtype=np.int16), TypeError, "dtype"),
     (lambda: posenc.frequencies(4, base=1.0), ValueError, "base"),
     (lambda: posenc.rope_decay_bound(4, distances=[1.0], base=NAN), ValueError, "base"),

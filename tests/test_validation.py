@@ -116,13 +116,17 @@ def test_integer_positions_at_2_53_accepted():
     assert PE(np.array([2**53, -(2**53)], dtype=np.int64), 4).shape == (2, 4)
 
 
-@pytest.mark.parametrize("layout", ["half", "Interleaved", "SPLIT", "", None, 0])
-def test_unknown_layout(layout):
-    with pytest.raises(ValueError, match="layout"):
+@pytest.mark.parametrize(
+    ("layout", "exc"),
+    [("half", ValueError), ("Interleaved", ValueError), ("SPLIT", ValueError), ("", ValueError)]
+    + [(None, TypeError), (0, TypeError)],  # not a string at all: a type error
+)
+def test_unknown_layout(layout, exc):
+    with pytest.raises(exc, match="layout"):
         PE(4, 4, layout=layout)
-    with pytest.raises(ValueError, match="layout"):
+    with pytest.raises(exc, match="layout"):
         posenc.relative_position_matrix(4, 1.0, layout=layout)
-    with pytest.raises(ValueError, match="layout"):
+    with pytest.raises(exc, match="layout"):
         posenc.SinusoidalPositionalEncoding(4, 4, layout=layout)
 
 
