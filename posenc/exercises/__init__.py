@@ -1,0 +1,73 @@
+r"""Self-checking helpers for the book's code exercises.
+
+Each ``check_*`` function runs a student's function on many inputs and compares it with
+the ``posenc`` reference. On success it returns a short string (``"correct on 57
+inputs"``). On failure it raises :class:`ExerciseError` (an ``AssertionError``) whose
+message names the problem. The diagnosis goes in this order:
+
+1. *The result is unusable*, checked on every call as it returns: the function raised
+   (the exception's type and message, and the input), returned something that is not a
+   numpy array (a list, a scalar, ``None``...), returned complex values (refused even when
+   the real part is right), an array of a non-numeric dtype (object, bool, strings...),
+   NaN or infinity, or numbers of the wrong kind (integers or float32 where float64 is
+   expected, floats where bucket indices are expected). These are the names of
+   ``RESULT_PROBLEMS``.
+2. *A known mistake*: the checker computes the known wrong variants of the exercise (the
+   classic mistakes, e.g. the concatenated instead of the interleaved layout, or the
+   gradient of one batch element instead of the batch sum) and, if the student's outputs
+   agree with one of them on every input, names that mistake and gives a hint.
+3. *The wrong shape* (when no known mistake explains it): expected and actual shape.
+4. Otherwise the first failing input and the largest difference.
+
+The short name of the problem is in ``ExerciseError.mistake``.
+
+Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
+:func:`check_relative_position_matrix` (the shift matrix :math:`M_k`, chapter 4),
+:func:`check_learned_backward` (backward pass of a learned table, chapter 8),
+:func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
+:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+
+Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
+``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
+and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
+
+``KNOWN_MISTAKES`` lists, for each checker, the mistakes it recognises. It is built from
+the table each chapter module registers and its checker reports from (a checker can only
+name a mistake of its table), so the two cannot drift apart. A checker called with a bad
+argument of its own (e.g. not a function) raises ``TypeError`` or ``ValueError`` naming
+the argument. Importing this package loads numpy and ``posenc`` only (no sympy, no
+matplotlib). A student function that raises ``NotImplementedError`` (the stub of the
+student edition) propagates unchanged.
+"""
+
+from __future__ import annotations
+
+from ._runner import _MISTAKES, RESULT_PROBLEMS, ExerciseError
+from .ch03_sinusoidal import check_sinusoidal_encoding
+from .ch04_rotation import check_relative_position_matrix
+from .ch08_learned import check_learned_backward
+from .ch09_rope import check_rope
+from .ch10_relative import check_t5_bucket
+from .ch11_alibi import check_alibi_slopes
+
+__all__ = [
+    "ExerciseError",
+    "KNOWN_MISTAKES",
+    "RESULT_PROBLEMS",
+    "check_alibi_slopes",
+    "check_learned_backward",
+    "check_relative_position_matrix",
+    "check_rope",
+    "check_sinusoidal_encoding",
+    "check_t5_bucket",
+]
+
+
+# For each checker, the names of the known mistakes it can report: built from the tables
+# that the chapter modules register when imported above (in chapter order), the same tables
+# their checkers report from.
+KNOWN_MISTAKES: dict[str, tuple[str, ...]] = {
+    checker: tuple(m.name for m in table.values()) for checker, table in _MISTAKES.items()
+}
