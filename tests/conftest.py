@@ -8,6 +8,7 @@ cases. The helpers below are that independent reference.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -51,6 +52,44 @@ def mp_table(positions, d_model: int, base: float = 10000.0, layout: str = "inte
             else:  # pragma: no cover - test helper misuse
                 raise AssertionError(layout)
     return rows
+
+
+def rounded_omegas(d_model: int, base: float = 10000.0) -> list[float]:
+    """omega_i = base**(-2i/d), i = 0..d/2-1, at 256 bits, rounded once to float64."""
+    return [float(w) for w in mp_omegas(d_model, base)]
+
+
+def llama3_frequencies(d, base, factor, low_ff, high_ff, orig) -> list[float]:
+    """transformers' Llama 3 scaling of the inverse frequencies, written with ``math``."""
+    out = []
+    for w in rounded_omegas(d, base):
+        wavelen = 2 * math.pi / w
+        if wavelen < orig / high_ff:
+            out.append(w)
+        elif wavelen > orig / low_ff:
+            out.append(w / factor)
+        else:
+            s = (orig / wavelen - low_ff) / (high_ff - low_ff)
+            out.append((1 - s) * w / factor + s * w)
+    return out
+
+
+def exact_t5_bucket(
+    rel: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> int:
+    """T5 bucket of one relative position, from the definition, in exact rational arithmetic."""
+    half = num_buckets // 2 if bidirectional else num_buckets
+    offset = half if (bidirectional and rel > 0) else 0
+    n = abs(rel) if bidirectional else max(-rel, 0)
+    m = half // 2
+    s = half - m
+    if n < m:
+        return offset + n
+    ratio, target = Fraction(max_distance, m), Fraction(n, m) ** s
+    t = 0
+    while t + 1 <= s - 1 and ratio ** (t + 1) <= target:  # largest t with (D/m)^t <= (n/m)^s
+        t += 1
+    return offset + m + t
 
 
 def reference_table(positions, d_model: int, base: float = 10000.0, layout: str = "interleaved"):

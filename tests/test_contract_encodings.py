@@ -22,7 +22,16 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, MP_PREC, mp_omegas, reference_shift_matrix, reference_table
+from conftest import (
+    EPS,
+    MP_PREC,
+    exact_t5_bucket,
+    llama3_frequencies,
+    mp_omegas,
+    reference_shift_matrix,
+    reference_table,
+    rounded_omegas,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,11 +46,6 @@ NAN, INF = float("nan"), float("inf")
 
 even_d = st.sampled_from([2, 4, 6, 8, 12, 16])
 bases = st.sampled_from([10000.0, 100.0, 2.5, 500000.0, 10000])
-
-
-def ref_omegas(d: int, base: float = 10000.0) -> list[float]:
-    """omega_i = base**(-2i/d) at 256 bits, rounded once to float64."""
-    return [float(w) for w in mp_omegas(d, base)]
 
 
 # The documented accuracy of the tables: within a few float64 roundings (<= 2^-51) of the
@@ -91,7 +95,7 @@ def refuses(exc, name: str, fn, *args, **kwargs) -> None:
 @given(d=st.sampled_from([2, 4, 8, 16, 64, 130]), base=bases, as_numpy=st.booleans())
 def test_frequencies_and_wavelengths_are_the_rounded_exact_values(d, base, as_numpy):
     dd = np.int64(d) if as_numpy else d
-    np.testing.assert_array_equal(posenc.frequencies(dd, base), ref_omegas(d, base))
+    np.testing.assert_array_equal(posenc.frequencies(dd, base), rounded_omegas(d, base))
     with mpmath.workprec(MP_PREC):
         lam = [float(2 * mpmath.pi / w) for w in mp_omegas(d, base)]
     np.testing.assert_allclose(posenc.wavelengths(dd, base), lam, rtol=EPS, atol=0)
@@ -160,7 +164,7 @@ def test_interleaved_to_split_and_rope_layout_permutation(d):
 def test_relative_position_matrix_matches_mpmath(d, offset, layout):
     got = posenc.relative_position_matrix(d, offset, layout=layout)
     ref = reference_shift_matrix(d, offset)
-    w = np.repeat(ref_omegas(d), 2)
+    w = np.repeat(rounded_omegas(d), 2)
     # documented accuracy: |k| w 2^-52 + a few ulp, per row/column of pair i
     tol = abs(float(offset)) * np.maximum.outer(w, w) * EPS * (1 + 2.0**-40) + 4 * EPS
     if layout == "split":
@@ -199,7 +203,7 @@ def test_sinusoidal_module_forward_adds_the_reference_table(max_len, d, batch, i
 def yarn_reference(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True, extra=None):
     """transformers' YaRN inverse frequencies and attention factor, written with math."""
     extra = extra or {}
-    w = ref_omegas(d, base)
+    w = rounded_omegas(d, base)
 
     def index(rotations):
         return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
@@ -227,20 +231,6 @@ def yarn_reference(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncat
     return out, att
 
 
-def llama3_reference(d, base, factor, low, high, orig):
-    out = []
-    for w in ref_omegas(d, base):
-        wavelen = 2 * math.pi / w
-        if wavelen < orig / high:
-            out.append(w)
-        elif wavelen > orig / low:
-            out.append(w / factor)
-        else:
-            s = (orig / wavelen - low) / (high - low)
-            out.append((1 - s) * w / factor + s * w)
-    return out
-
-
 @settings(max_examples=40)
 @given(
     d=st.sampled_from([4, 8, 16, 64]),
@@ -255,14 +245,14 @@ def test_rope_frequencies_match_the_scaling_formulas(d, base, factor, orig, data
     seq_len = None
     att_expected = 1.0
     if rope_type == "default":
-        expected = ref_omegas(d, base)
+        expected = rounded_omegas(d, base)
     elif rope_type == "linear":
-        expected = [w / factor for w in ref_omegas(d, base)]
+        expected = [w / factor for w in rounded_omegas(d, base)]
     elif rope_type == "dynamic":
         seq_len = data.draw(st.integers(1, 4 * orig))
         length = max(seq_len, orig)
         new_base = base * ((factor * length / orig) - (factor - 1)) ** (d / (d - 2))
-        expected = ref_omegas(d, new_base)
+        expected = rounded_omegas(d, new_base)
     elif rope_type == "yarn":
         extra = data.draw(
             st.sampled_from(
@@ -274,7 +264,7 @@ def test_rope_frequencies_match_the_scaling_formulas(d, base, factor, orig, data
         expected, att_expected = yarn_reference(d, base, factor, orig, 16, 2.0, truncate, extra)
     else:
         scaling.update(low_freq_factor=1, high_freq_factor=np.float64(4.0))
-        expected = llama3_reference(d, base, factor, 1, 4.0, orig)
+        expected = llama3_frequencies(d, base, factor, 1, 4.0, orig)
     inv, att = posenc.rope_frequencies(
         d, base, scaling if rope_type != "default" else None, seq_len=seq_len, return_attention_factor=True
     )
@@ -284,7 +274,7 @@ def test_rope_frequencies_match_the_scaling_formulas(d, base, factor, orig, data
 
 def rope_reference(x: np.ndarray, positions, d: int, layout: str) -> np.ndarray:
     """Each pair as a complex number times exp(i m theta) in mpmath (theta rounded once)."""
-    thetas = ref_omegas(d)
+    thetas = rounded_omegas(d)
     out = np.empty_like(x, dtype=np.float64)
     with mpmath.workprec(MP_PREC):
         for row, m in enumerate(positions):
@@ -338,7 +328,7 @@ def test_apply_rope_keeps_every_pair_length_up_to_2_53(m, d):
     distances=st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=4),
 )
 def test_rope_decay_bound_matches_partial_sums(d, distances):
-    thetas = ref_omegas(d)
+    thetas = rounded_omegas(d)
     expected = []
     for r in distances:
         partial, total = 0j, 0.0
@@ -400,21 +390,6 @@ def test_alibi_matches_the_written_out_bias(n, q, extra, causal):
 T5_CONFIGS = [(32, 128), (20, 160), (8, 16), (12, 48), (4, 3), (83, 1000), (6, 100)]
 
 
-def bucket_reference(rel: int, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
-    """T5's formula in exact rational arithmetic: t = the largest t with (D/m)^t <= (n/m)^s."""
-    half = num_buckets // 2 if bidirectional else num_buckets
-    offset = half if (bidirectional and rel > 0) else 0
-    n = abs(rel) if bidirectional else max(-rel, 0)
-    m = half // 2
-    s = half - m
-    if n < m:
-        return offset + n
-    t = 0
-    while t + 1 <= s - 1 and Fraction(max_distance, m) ** (t + 1) <= Fraction(n, m) ** s:
-        t += 1
-    return offset + m + t
-
-
 def valid_t5(draw_bidirectional: bool, nb: int) -> bool:
     return not (draw_bidirectional and nb % 2)
 
@@ -434,7 +409,7 @@ def test_t5_buckets_match_the_exact_formula(cfg, bidirectional, rels):
     )
     # beyond max_distance every distance shares the last bucket: evaluate the reference there
     clipped = [max(min(r, md + 1), -md - 1) for r in rels]
-    assert got.tolist() == [bucket_reference(r, bidirectional, nb, md) for r in clipped]
+    assert got.tolist() == [exact_t5_bucket(r, bidirectional, nb, md) for r in clipped]
 
 
 @pytest.mark.parametrize("nb,md", T5_CONFIGS)
@@ -493,7 +468,7 @@ def test_t5_bias_and_shaw_match_loops(cfg, bidirectional, q, k, heads, offset):
     for a in range(q):
         for j in range(k):
             rel = j - (start + a)
-            b = bucket_reference(max(min(rel, md + 1), -md - 1), bidirectional, nb, md)
+            b = exact_t5_bucket(max(min(rel, md + 1), -md - 1), bidirectional, nb, md)
             assert [bias[h, a, j] for h in range(heads)] == [float(table[b, h]) for h in range(heads)]
             assert shaw[a, j] == min(max(rel, -K), K) + K
 
@@ -649,7 +624,7 @@ def test_gram_statistics_and_offsets_with_integer_tables(rows, cols, dtype, data
 def test_dot_product_profile_matches_mpmath(offsets, d):
     got = posenc.dot_product_profile(offsets, d)
     omegas = mp_omegas(d)
-    w = ref_omegas(d)
+    w = rounded_omegas(d)
     with mpmath.workprec(MP_PREC):
         for g, k in zip(got, offsets, strict=True):
             exact = mpmath.fsum(mpmath.cos(mpmath.mpf(k) * om) for om in omegas)

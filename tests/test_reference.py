@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import functools
 import math
-from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, angle_tolerance, reference_shift_matrix, reference_table
+from conftest import EPS, angle_tolerance, exact_t5_bucket, reference_shift_matrix, reference_table
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -85,26 +84,6 @@ def test_reference_alibi_bias_by_hand():
     bias = reference.alibi_bias(np.array([0.5]), q_len=2, k_len=3)
     # queries at absolute positions 1 and 2 of 0..2
     assert bias[0].tolist() == [[-0.5, 0.0, -math.inf], [-1.0, -0.5, 0.0]]
-
-
-def exact_t5_bucket(r: int, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
-    """T5's formula with the floor taken in exact arithmetic (rationals and integers)."""
-    bucket, half = 0, num_buckets
-    if bidirectional:
-        half //= 2
-        bucket = half if r > 0 else 0
-        n = abs(r)
-    else:
-        n = max(-r, 0)
-    m = half // 2
-    if n < m:
-        return bucket + n
-    s = half - m
-    # largest t with (D/m)^t <= (n/m)^s
-    t = 0
-    while t < s and Fraction(max_distance, m) ** (t + 1) <= Fraction(n, m) ** s:
-        t += 1
-    return bucket + min(m + t, half - 1)
 
 
 @given(

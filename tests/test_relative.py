@@ -10,11 +10,11 @@ numpy emulation of the float32 formula used by Mesh TensorFlow / Hugging Face.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
+from conftest import exact_t5_bucket
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,22 +23,6 @@ import posenc
 # ---------------------------------------------------------------------------------------
 # independent references
 # ---------------------------------------------------------------------------------------
-
-
-def ref_bucket(rel: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
-    """T5 bucket of one relative position, from the definition, in exact rational arithmetic."""
-    half = num_buckets // 2 if bidirectional else num_buckets
-    offset = half if (bidirectional and rel > 0) else 0
-    n = abs(rel) if bidirectional else max(-rel, 0)
-    m = half // 2
-    s = half - m
-    if n < m:
-        return offset + n
-    ratio, target = Fraction(max_distance, m), Fraction(n, m) ** s
-    t = 0
-    while t + 1 <= s - 1 and ratio ** (t + 1) <= target:  # largest t with (D/m)^t <= (n/m)^s
-        t += 1
-    return offset + m + t
 
 
 def mp_bucket(rel: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
@@ -83,7 +67,7 @@ def test_bucket_matches_exact_reference(bidirectional, num_buckets, max_distance
     got = posenc.t5_relative_position_bucket(
         rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
     )
-    expected = [ref_bucket(int(r), bidirectional, num_buckets, max_distance) for r in rel]
+    expected = [exact_t5_bucket(int(r), bidirectional, num_buckets, max_distance) for r in rel]
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, expected)
 
@@ -93,7 +77,7 @@ def test_bucket_matches_exact_reference(bidirectional, num_buckets, max_distance
 def test_fraction_and_mpmath_references_agree(bidirectional, num_buckets, max_distance):
     # the two references are themselves independent; check them against each other
     for r in range(-2 * max_distance, 2 * max_distance + 1):
-        assert ref_bucket(r, bidirectional, num_buckets, max_distance) == mp_bucket(
+        assert exact_t5_bucket(r, bidirectional, num_buckets, max_distance) == mp_bucket(
             r, bidirectional, num_buckets, max_distance
         )
 
@@ -140,14 +124,16 @@ def test_ties_are_exact():
 
 def test_scalar_and_shapes():
     assert posenc.t5_relative_position_bucket(-20).shape == ()
-    assert int(posenc.t5_relative_position_bucket(-20)) == ref_bucket(-20)
+    assert int(posenc.t5_relative_position_bucket(-20)) == exact_t5_bucket(-20)
     rel = np.arange(-60, 60).reshape(2, 3, 4, 5)
     got = posenc.t5_relative_position_bucket(rel)
     assert got.shape == rel.shape
-    np.testing.assert_array_equal(got.ravel(), [ref_bucket(int(r)) for r in rel.ravel()])
+    np.testing.assert_array_equal(got.ravel(), [exact_t5_bucket(int(r)) for r in rel.ravel()])
     for dtype in (np.int8, np.int16, np.int32, np.uint8, np.uint64):
         r = np.array([0, 3, 100, 120], dtype=dtype)
-        np.testing.assert_array_equal(posenc.t5_relative_position_bucket(r), [ref_bucket(int(v)) for v in r])
+        np.testing.assert_array_equal(
+            posenc.t5_relative_position_bucket(r), [exact_t5_bucket(int(v)) for v in r]
+        )
 
 
 def test_extreme_integers_do_not_overflow():
@@ -167,7 +153,7 @@ def test_extreme_integers_do_not_overflow():
 def test_standard_config_float32_agrees_everywhere(bidirectional):
     half = 16 if bidirectional else 32
     n = np.arange(0, 4097)
-    exact = [ref_bucket(-int(v), bidirectional) for v in n]
+    exact = [exact_t5_bucket(-int(v), bidirectional) for v in n]
     np.testing.assert_array_equal(float_formula(n, half, 128), exact)
     np.testing.assert_array_equal(float_formula(n, half, 128, reciprocal=True), exact)
 
@@ -175,12 +161,12 @@ def test_standard_config_float32_agrees_everywhere(bidirectional):
 def test_float32_disagreements_documented():
     # one bucket too high just below a boundary (float32 rounds the quotient up to 39)
     n = np.arange(0, 2001)
-    exact = np.array([ref_bucket(-int(v), False, 83, 1000) for v in n])
+    exact = np.array([exact_t5_bucket(-int(v), False, 83, 1000) for v in n])
     diff = n[float_formula(n, 83, 1000) != exact]
     assert diff.tolist() == [796]
     assert float_formula(np.array([796]), 83, 1000)[0] == exact[796] + 1
     # one bucket too low at an exact tie when dividing by a reciprocal (GPU style)
-    exact20 = np.array([ref_bucket(-int(v), False, 20, 1000) for v in n])
+    exact20 = np.array([exact_t5_bucket(-int(v), False, 20, 1000) for v in n])
     diff20 = n[float_formula(n, 20, 1000, reciprocal=True) != exact20]
     assert diff20.tolist() == [100]
     assert float_formula(np.array([100]), 20, 1000, reciprocal=True)[0] == exact20[100] - 1
@@ -288,7 +274,7 @@ def test_t5_bias_against_loop():
             for h in range(H):
                 for a in range(q_len):
                     for j in range(k_len):
-                        assert got[h, a, j] == table[ref_bucket(j - (offset + a), bidirectional), h]
+                        assert got[h, a, j] == table[exact_t5_bucket(j - (offset + a), bidirectional), h]
 
 
 def test_t5_bias_decoding_offset_is_last_rows():

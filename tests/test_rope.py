@@ -13,7 +13,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, MP_PREC, mp_omegas
+from conftest import EPS, MP_PREC, llama3_frequencies, rounded_omegas
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,11 +23,6 @@ RNG_SEED = 20240609
 
 
 # --------------------------------------------------------------------------- references
-
-
-def ref_inv_freq(d: int, base: float = 10000.0) -> list[float]:
-    """base**(-2i/d), i = 0..d/2-1, at 256 bits and rounded once."""
-    return [float(w) for w in mp_omegas(d, base)]
 
 
 def ref_rope_complex(x: np.ndarray, positions, thetas, layout: str = "interleaved", scale: float = 1.0):
@@ -52,13 +47,13 @@ def angle_atol(positions, xmax: float) -> float:
 
 
 def hf_linear(d, base, factor):
-    return [w / factor for w in ref_inv_freq(d, base)]
+    return [w / factor for w in rounded_omegas(d, base)]
 
 
 def hf_dynamic(d, base, factor, orig, seq_len):
     length = seq_len if seq_len > orig else orig
     new_base = base * ((factor * length / orig) - (factor - 1)) ** (d / (d - 2))
-    return ref_inv_freq(d, new_base)
+    return rounded_omegas(d, new_base)
 
 
 def hf_yarn(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True):
@@ -72,24 +67,10 @@ def hf_yarn(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True)
     if lo == hi:
         hi += 0.001
     out = []
-    for i, w in enumerate(ref_inv_freq(d, base)):
+    for i, w in enumerate(rounded_omegas(d, base)):
         ramp = min(max((i - lo) / (hi - lo), 0.0), 1.0)
         extrapolation_weight = 1 - ramp
         out.append((w / factor) * (1 - extrapolation_weight) + w * extrapolation_weight)
-    return out
-
-
-def hf_llama3(d, base, factor, low_ff, high_ff, orig):
-    out = []
-    for w in ref_inv_freq(d, base):
-        wavelen = 2 * math.pi / w
-        if wavelen < orig / high_ff:
-            out.append(w)
-        elif wavelen > orig / low_ff:
-            out.append(w / factor)
-        else:
-            s = (orig / wavelen - low_ff) / (high_ff - low_ff)
-            out.append((1 - s) * w / factor + s * w)
     return out
 
 
@@ -100,7 +81,7 @@ def hf_llama3(d, base, factor, low_ff, high_ff, orig):
 def test_default_frequencies_are_correctly_rounded(d, base):
     got = rope_frequencies(d, base)
     assert got.dtype == np.float64 and got.shape == (d // 2,)
-    assert got.tolist() == ref_inv_freq(d, base)
+    assert got.tolist() == rounded_omegas(d, base)
 
 
 def test_frequencies_hand_values():
@@ -133,7 +114,7 @@ def test_yarn_hand_ramp():
     d, base, factor = 16, 10000.0, 4.0
     sc = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048}
     got, att = rope_frequencies(d, base, sc, return_attention_factor=True)
-    w = np.array(ref_inv_freq(d, base))
+    w = np.array(rounded_omegas(d, base))
     ramp = np.array([0, 0, 0, 0.25, 0.5, 0.75, 1, 1])
     np.testing.assert_allclose(got, w * (1 - ramp) + w / factor * ramp, rtol=1e-15)
     np.testing.assert_allclose(got, hf_yarn(d, base, factor, 2048), rtol=1e-15)
@@ -195,8 +176,8 @@ def test_llama3_matches_reference_and_regions():
         "original_max_position_embeddings": orig,
     }
     got = rope_frequencies(d, base, sc)
-    np.testing.assert_allclose(got, hf_llama3(d, base, factor, lo, hi, orig), rtol=1e-15)
-    w = np.array(ref_inv_freq(d, base))
+    np.testing.assert_allclose(got, llama3_frequencies(d, base, factor, lo, hi, orig), rtol=1e-15)
+    w = np.array(rounded_omegas(d, base))
     wavelen = 2 * math.pi / w
     short, long_ = wavelen < orig / hi, wavelen > orig / lo
     assert short.sum() > 0 and long_.sum() > 0 and (~short & ~long_).sum() > 0
@@ -229,7 +210,7 @@ def test_against_mpmath_complex_multiplication(layout):
     d, positions = 16, [0, 1, 7, -3, 1000, 123456, 2.5]
     x = rng.standard_normal((len(positions), d))
     got = apply_rope(x, positions, layout=layout)
-    expected = ref_rope_complex(x, positions, ref_inv_freq(d), layout)
+    expected = ref_rope_complex(x, positions, rounded_omegas(d), layout)
     np.testing.assert_allclose(got, expected, rtol=0, atol=angle_atol(positions, np.abs(x).max()))
 
 
@@ -238,7 +219,7 @@ def test_interleaved_is_gptj_rotate_every_two_and_half_is_rotate_half():
     rng = np.random.default_rng(RNG_SEED + 1)
     d, L = 12, 9
     x = rng.standard_normal((2, L, d))
-    theta = np.array(ref_inv_freq(d))
+    theta = np.array(rounded_omegas(d))
     ang = np.arange(L)[:, None] * theta[None, :]
     rot_two = np.stack([-x[..., 1::2], x[..., 0::2]], axis=-1).reshape(x.shape)
     gptj = x * np.repeat(np.cos(ang), 2, axis=-1) + rot_two * np.repeat(np.sin(ang), 2, axis=-1)
@@ -254,7 +235,7 @@ def test_meta_llama_complex_view():
     rng = np.random.default_rng(RNG_SEED + 2)
     d, L = 8, 6
     x = rng.standard_normal((L, d))
-    theta = ref_inv_freq(d)
+    theta = rounded_omegas(d)
     expected = np.empty_like(x)
     for m in range(L):
         for i, th in enumerate(theta):
@@ -413,7 +394,7 @@ def test_rope_matrix_is_the_same_map_and_a_group():
 
 def test_decay_bound_reference():
     d = 8
-    theta = ref_inv_freq(d)
+    theta = rounded_omegas(d)
     for r in (0, 1, 10, 37.5, 250):
         partial, total = 0j, 0.0
         for th in theta:
@@ -428,7 +409,7 @@ def test_decay_bound_bounds_the_score():
     # |sum_i h_i e^{i r theta_i}| <= max|h_{i+1} - h_i| * sum_j |S_j| with h_{d/2} = 0
     rng = np.random.default_rng(RNG_SEED + 8)
     d = 32
-    theta = np.array(ref_inv_freq(d))
+    theta = np.array(rounded_omegas(d))
     for _ in range(20):
         h = rng.standard_normal(d // 2) + 1j * rng.standard_normal(d // 2)
         hh = np.append(h, 0)
