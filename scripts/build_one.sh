@@ -10,6 +10,8 @@ tmp="$(mktemp -d "/tmp/book_${name}_XXXX")"
 mkdir -p "$tmp/chapters"
 cp "$root/_config.yml" "$root/references.bib" "$tmp/"
 cp -r "$root/_ext" "$root/_static" "$tmp/"
+# Chapters show posenc/reference.py with literalinclude (../posenc/reference.py).
+mkdir -p "$tmp/posenc" && cp "$root/posenc/reference.py" "$tmp/posenc/"
 cp "$root/$chapter" "$tmp/chapters/"
 if [ -d "$root/chapters/data" ]; then cp -r "$root/chapters/data" "$tmp/chapters/"; fi
 printf '# Preview\n\n```{bibliography}\n:all:\n```\n' > "$tmp/intro.md"
