@@ -46,7 +46,7 @@ from .naive import (
     sine_encoding,
     stays_in_training_range,
 )
-from .probe import AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
+from .probe import AttentionProbe, fit_probe, probe_accuracy
 from .relative import (
     shaw_relative_logits,
     shaw_relative_positions,
@@ -65,6 +65,7 @@ from .sinusoidal import (
     sinusoidal_encoding,
     wavelengths,
 )
+from .tasks import copy_targets, copy_task
 
 __version__ = "0.1.0"
 

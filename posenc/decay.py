@@ -43,46 +43,21 @@ import math
 
 import numpy as np
 
-from ._validation import MAX_EXACT_INTEGER, check_base, check_finite_result, check_width
+from ._exact import cos_sum, exact_quotient, split, two_product
+from ._validation import MAX_EXACT_INTEGER, as_offsets, check_base, check_finite_result, check_width
+from .special import (
+    EULER_GAMMA,
+    SERIES_MAX,
+    ci_continued_fraction,
+    cin_series,
+    cosine_integral,
+    scalar_or_array,
+)
 
-EULER_GAMMA = 0.57721566490153286060651209008240243
-_SERIES_MAX = 4.0  # |x| up to which Ci uses its power series; the continued fraction above
 _CHUNK = 1 << 22  # cosines evaluated per block in dot_product_sum (bounds memory)
 # dot_product_sum evaluates k.size * d_model / 2 terms (four sin/cos each): at most this many.
 MAX_TERMS = 2**31
 MAX_TERMS_TEXT = "2**31"
-
-
-def _as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
-    """Return ``k`` as a float64 array of finite offsets and whether it was a scalar.
-
-    Accepted: a real scalar or a non-empty array-like (any shape) of an integer or floating
-    dtype; every finite float64 value is allowed, integers up to 2**53 in magnitude (larger
-    ones would be rounded). Bools, complex numbers, strings, ragged lists, NaN and
-    infinities raise ``TypeError``/``ValueError`` naming ``name``.
-    """
-    if isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got a bool")
-    try:
-        arr = np.asarray(k)
-    except (ValueError, TypeError):
-        raise TypeError(f"{name} must be a real number or a regular array of real numbers") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {kind}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.issubdtype(arr.dtype, np.integer):
-        if int(arr.min()) < -MAX_EXACT_INTEGER or int(arr.max()) > MAX_EXACT_INTEGER:
-            raise ValueError(f"{name} must have magnitude at most 2**53 to be exact in float64")
-        out = arr.astype(np.float64)
-    else:
-        out = arr.astype(np.float64)
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"{name} must be finite, got NaN or infinity")
-    return out, arr.ndim == 0
 
 
 def _check_quotient_range(arr: np.ndarray, name: str = "k") -> None:
@@ -98,113 +73,6 @@ def _finite(values: np.ndarray, what: str) -> np.ndarray:
     return check_finite_result(values, f"{what} is beyond the float64 range (about 1.8e308) for this k")
 
 
-def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # Veltkamp split (|a| <= 2**900): a = hi + lo exactly, each with at most 26 significant bits.
-    c = 134217729.0 * a  # 2**27 + 1
-    hi = c - (c - a)
-    return hi, a - hi
-
-
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``a * b = hi + lo`` exactly (Dekker), for any finite float64 ``a``, ``b`` (broadcast).
-
-    The mantissas (in ``[0.5, 1)``) are multiplied, so the split cannot overflow; the
-    exponent is put back with ``ldexp`` (exact unless ``lo`` falls into the subnormal range,
-    where its absolute error is below 2**-1074 times the scale).
-    """
-    ma, ea = np.frexp(a)
-    mb, eb = np.frexp(b)
-    ma, mb = np.broadcast_arrays(ma, mb)
-    hi = ma * mb
-    ah, al = _split(ma)
-    bh, bl = _split(mb)
-    lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl
-    e = ea + eb
-    return np.ldexp(hi, e), np.ldexp(lo, e)
-
-
-def _cos_sum(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    # cos(hi + lo) for exact float64 parts: cos and sin of each part are correctly reduced.
-    return np.cos(hi) * np.cos(lo) - np.sin(hi) * np.sin(lo)
-
-
-def _exact_quotient(a: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """``a / base = q + r`` with ``q = fl(a / base)`` and the remainder ``r`` to full precision."""
-    q = a / base
-    ph, pl = _two_product(q, np.float64(base))
-    r = ((a - ph) - pl) / base  # a - ph is exact (Sterbenz): ph is within one ulp of a
-    return q, r
-
-
-def _result(values: np.ndarray, scalar: bool) -> np.ndarray | float:
-    return float(values.reshape(())) if scalar else values
-
-
-def _cin_series(x: np.ndarray) -> np.ndarray:
-    # Cin(x) = int_0^x (1 - cos t)/t dt = sum_{n>=1} (-1)^(n+1) x^(2n) / (2n (2n)!), |x| <= 4.
-    # At |x| = 4 the 24th term is below 1e-30 and no term exceeds 4 (Cin(4) = 2.1): at most
-    # one bit is lost to cancellation.
-    x2 = x * x
-    term = np.ones_like(x)  # x^(2n) / (2n)!, built up term by term
-    total = np.zeros_like(x)
-    for n in range(1, 25):
-        term = term * x2 / ((2 * n - 1) * (2 * n))
-        total += (1.0 if n % 2 else -1.0) * term / (2 * n)
-    return total
-
-
-def _ci_continued_fraction(x: np.ndarray) -> np.ndarray:
-    # Ci(x) = -Re E1(i x) for x > 0, with E1(z) = e^{-z} / (z + 1 - 1/(z + 3 - 4/(z + 5 - ...)))
-    # (the even form of the continued fraction, DLMF 6.9), evaluated by the modified Lentz
-    # method. It converges for x >= 4 in at most ~30 steps, faster for larger x.
-    tiny = 1e-300
-    b = 1.0 + 1j * x
-    c = np.full(x.shape, 1.0 / tiny, dtype=complex)
-    d = 1.0 / b
-    h = d.copy()
-    for i in range(2, 200):
-        a = -float((i - 1) ** 2)
-        b = b + 2.0
-        d = 1.0 / (a * d + b)
-        c = b + a / c
-        delta = c * d
-        h = h * delta
-        if np.max(np.abs(delta - 1.0)) < 1e-17:
-            break
-    e1 = (np.cos(x) - 1j * np.sin(x)) * h
-    return -e1.real
-
-
-def cosine_integral(x: object) -> np.ndarray | float:
-    r"""The cosine integral :math:`\mathrm{Ci}(x) = \gamma + \ln x - \mathrm{Cin}(x)`, :math:`x > 0`.
-
-    :math:`\mathrm{Ci}(x) = -\int_x^\infty \cos(s)/s\,ds`, and
-    :math:`\mathrm{Cin}(x) = \int_0^x (1-\cos s)/s\,ds` (DLMF 6.2.11). For :math:`x \le 4`
-    the power series of :math:`\mathrm{Cin}` is summed (24 terms, at most one bit lost to
-    cancellation); for :math:`x > 4`, :math:`\mathrm{Ci}(x) = -\operatorname{Re} E_1(ix)`
-    from the continued fraction of :math:`E_1` (modified Lentz). Float64, vectorised; the
-    error is below :math:`2\cdot 10^{-15}\max(1, |\mathrm{Ci}(x)|)` (measured against
-    mpmath for :math:`10^{-10} \le x \le 10^9` in the tests), so near a zero of Ci the
-    relative error is larger. Large :math:`\mathrm{Ci}(x)
-    \sim \sin(x)/x` is limited by float64 ``sin``/``cos`` of a large argument, which are
-    correctly rounded for the exact float64 ``x``.
-
-    Returns a float for a scalar ``x``, else an array of the same shape. Raises
-    ``TypeError`` for non-real input and ``ValueError`` unless every ``x`` is finite and
-    positive.
-    """
-    arr, scalar = _as_offsets(x, "x")
-    if np.any(arr <= 0):
-        raise ValueError("x must be positive (Ci has a logarithmic singularity at 0)")
-    out = np.empty_like(arr)
-    small = arr <= _SERIES_MAX
-    xs = arr[small]
-    out[small] = EULER_GAMMA + np.log(xs) - _cin_series(xs)
-    if np.any(~small):
-        out[~small] = _ci_continued_fraction(arr[~small])
-    return _result(out, scalar)
-
-
 def _ci_difference(k: np.ndarray, base: float) -> np.ndarray:
     # Ci(k) - Ci(k/base) for k > 0 without the cancellation of the two logarithms:
     # for small arguments Ci(x) = gamma + ln x - Cin(x), so the difference of the gamma + ln
@@ -212,15 +80,15 @@ def _ci_difference(k: np.ndarray, base: float) -> np.ndarray:
     lam = math.log(base)
     out = np.empty_like(k)
     lo = k / base
-    both_small = k <= _SERIES_MAX
-    out[both_small] = lam - _cin_series(k[both_small]) + _cin_series(lo[both_small])
-    mixed = (~both_small) & (lo <= _SERIES_MAX)
+    both_small = k <= SERIES_MAX
+    out[both_small] = lam - cin_series(k[both_small]) + cin_series(lo[both_small])
+    mixed = (~both_small) & (lo <= SERIES_MAX)
     if np.any(mixed):
-        ci_lo = EULER_GAMMA + np.log(lo[mixed]) - _cin_series(lo[mixed])
-        out[mixed] = _ci_continued_fraction(k[mixed]) - ci_lo
-    both_large = lo > _SERIES_MAX
+        ci_lo = EULER_GAMMA + np.log(lo[mixed]) - cin_series(lo[mixed])
+        out[mixed] = ci_continued_fraction(k[mixed]) - ci_lo
+    both_large = lo > SERIES_MAX
     if np.any(both_large):
-        out[both_large] = _ci_continued_fraction(k[both_large]) - _ci_continued_fraction(lo[both_large])
+        out[both_large] = ci_continued_fraction(k[both_large]) - ci_continued_fraction(lo[both_large])
     return out
 
 
@@ -240,13 +108,13 @@ def oscillatory_integral(k: object, base: float = 10000.0) -> np.ndarray | float
     Raises ``TypeError``/``ValueError`` naming ``k`` or ``base`` for non-real or
     non-finite offsets and for ``base <= 1``.
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     base = check_base(base)
     a = np.abs(arr).ravel()
     out = np.ones_like(a)
     nz = a > 0
     out[nz] = _ci_difference(a[nz], base) / math.log(base)
-    return _result(out.reshape(arr.shape), scalar)
+    return scalar_or_array(out.reshape(arr.shape), scalar)
 
 
 def integral_approximation(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
@@ -281,7 +149,7 @@ def dot_product_sum(k: object, d_model: int, base: float = 10000.0) -> np.ndarra
     """
     from .sinusoidal import frequencies
 
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
     terms = arr.size * (d_model // 2)
@@ -290,14 +158,14 @@ def dot_product_sum(k: object, d_model: int, base: float = 10000.0) -> np.ndarra
             f"k.size * d_model / 2 = {terms} cosines exceed the limit {MAX_TERMS_TEXT}: pass fewer offsets"
         )
     omega = frequencies(d_model, base)
-    w_hi, w_lo = _split(omega)  # 0 < omega <= 1: no overflow
+    w_hi, w_lo = split(omega)  # 0 < omega <= 1: no overflow
     flat = arr.ravel()
     out = np.empty_like(flat)
     step = max(1, _CHUNK // omega.size)
     for start in range(0, flat.size, step):
         block = flat[start : start + step]
         out[start : start + step] = _cos_products(block, omega, w_hi, w_lo).sum(axis=1)
-    return _result(out.reshape(arr.shape), scalar)
+    return scalar_or_array(out.reshape(arr.shape), scalar)
 
 
 def _cos_products(k: np.ndarray, omega: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
@@ -305,9 +173,9 @@ def _cos_products(k: np.ndarray, omega: np.ndarray, w_hi: np.ndarray, w_lo: np.n
     # 2**900 the split would overflow and the general (mantissa-scaled) two-product is used.
     big = float(np.max(np.abs(k))) > 2.0**900
     if big:
-        hi, lo = _two_product(k[:, None], omega[None, :])
+        hi, lo = two_product(k[:, None], omega[None, :])
     else:
-        k_hi, k_lo = _split(k)
+        k_hi, k_lo = split(k)
         hi = k[:, None] * omega[None, :]
         lo = (((k_hi[:, None] * w_hi - hi) + k_hi[:, None] * w_lo) + k_lo[:, None] * w_hi) + k_lo[
             :, None
@@ -315,7 +183,7 @@ def _cos_products(k: np.ndarray, omega: np.ndarray, w_hi: np.ndarray, w_lo: np.n
     if not big and float(np.max(np.abs(hi))) < 2.0**26:
         # |lo| <= 2**-28: cos(lo) rounds to 1 and sin(lo) to lo
         return np.cos(hi) - np.sin(hi) * lo
-    return _cos_sum(hi, lo)
+    return cos_sum(hi, lo)
 
 
 def endpoint_correction(k: object, base: float = 10000.0) -> np.ndarray | float:
@@ -332,11 +200,11 @@ def endpoint_correction(k: object, base: float = 10000.0) -> np.ndarray | float:
     remainder (about 106 bits), so the result is within a few ulp (absolute error below
     :math:`2^{-50}`) for every accepted ``k``.
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     base = check_base(base)
     _check_quotient_range(arr)
-    q, r = _exact_quotient(arr, base)
-    return _result(0.5 * (np.cos(arr) - _cos_sum(q, r)), scalar)
+    q, r = exact_quotient(arr, base)
+    return scalar_or_array(0.5 * (np.cos(arr) - cos_sum(q, r)), scalar)
 
 
 def mean_square_frequency(d_model: int, base: float = 10000.0) -> float:
@@ -364,11 +232,11 @@ def near_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray
     ``k`` as in :func:`dot_product_sum`; ``ValueError`` naming ``k`` when the polynomial
     leaves the float64 range (:math:`|k| \gtrsim 10^{154}`).
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     m2 = mean_square_frequency(d_model, base)
     with np.errstate(over="ignore"):
         out = (d_model / 2) * (1.0 - 0.5 * arr * arr * m2)
-    return _result(_finite(out, "the near asymptote (d/2)(1 - k^2 <w^2>/2)"), scalar)
+    return scalar_or_array(_finite(out, "the near asymptote (d/2)(1 - k^2 <w^2>/2)"), scalar)
 
 
 def log_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
@@ -382,12 +250,12 @@ def log_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray 
     :math:`\tfrac{d}{2}\,(1/|k| + k^2/(4b^2))/\ln b` for :math:`|k| \ge 2`.
     Raises ``ValueError`` for ``k == 0`` (the logarithm diverges).
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the logarithmic asymptote")
     d_model = check_width(d_model, "d_model")
     lam = math.log(check_base(base))
-    return _result((d_model / 2) * (lam - np.log(np.abs(arr)) - EULER_GAMMA) / lam, scalar)
+    return scalar_or_array((d_model / 2) * (lam - np.log(np.abs(arr)) - EULER_GAMMA) / lam, scalar)
 
 
 def far_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
@@ -401,18 +269,18 @@ def far_asymptote(k: object, d_model: int, base: float = 10000.0) -> np.ndarray 
     bits), so the absolute error is a few ulp of :func:`far_envelope` for every accepted
     ``k`` (``ValueError`` naming ``k`` if the value leaves the float64 range).
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the far asymptote")
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
     _check_quotient_range(arr)
     a = np.abs(arr)
-    q, r = _exact_quotient(a, base)
+    q, r = exact_quotient(a, base)
     sin_ab = np.sin(q) * np.cos(r) + np.cos(q) * np.sin(r)
     with np.errstate(over="ignore"):
         out = (d_model / 2) * (np.sin(a) - base * sin_ab) / (a * math.log(base))
-    return _result(_finite(out, "the far asymptote"), scalar)
+    return scalar_or_array(_finite(out, "the far asymptote"), scalar)
 
 
 def far_envelope(k: object, d_model: int, base: float = 10000.0) -> np.ndarray | float:
@@ -421,14 +289,14 @@ def far_envelope(k: object, d_model: int, base: float = 10000.0) -> np.ndarray |
     ``k`` nonzero, as in :func:`dot_product_sum`; ``ValueError`` naming ``k`` when the
     envelope exceeds the float64 range (a subnormal ``k``).
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     if np.any(arr == 0):
         raise ValueError("k must be nonzero for the far envelope")
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
     with np.errstate(over="ignore"):
         out = ((base + 1.0) / math.log(base)) / np.abs(arr) * (d_model / 2)  # no spurious overflow
-    return _result(_finite(out, "the far envelope (d/2)(b+1)/(|k| ln b)"), scalar)
+    return scalar_or_array(_finite(out, "the far envelope (d/2)(b+1)/(|k| ln b)"), scalar)
 
 
 def aliasing_onset(d_model: int, base: float = 10000.0) -> float:
@@ -455,13 +323,13 @@ def aliased_fraction(k: object, d_model: int, base: float = 10000.0) -> np.ndarr
     aliased part behaves like :math:`t_* d/2` random-phase cosines, so the local mean
     square of :math:`D - \tfrac{d}{2}J` is about :math:`t_*\,d/4`.
     """
-    arr, scalar = _as_offsets(k, "k")
+    arr, scalar = as_offsets(k, "k")
     d_model = check_width(d_model, "d_model")
     lam = math.log(check_base(base))
     a = np.abs(arr)
     with np.errstate(divide="ignore", over="ignore"):  # an overflow here means t* = 1
         t = np.log(lam * a / (math.pi * d_model)) / lam
-    return _result(np.clip(np.where(a > 0, t, 0.0), 0.0, 1.0), scalar)
+    return scalar_or_array(np.clip(np.where(a > 0, t, 0.0), 0.0, 1.0), scalar)
 
 
 def noise_floor(d_model: int) -> float:

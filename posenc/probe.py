@@ -41,9 +41,6 @@ import numpy as np
 from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
-    MAX_POSITION,
-    MAX_POSITION_TEXT,
-    as_int_array,
     check_choice,
     check_finite_real,
     check_int,
@@ -56,6 +53,7 @@ from ._validation import (
 from .relative import t5_relative_position_bucket
 from .rope import apply_rope
 from .sinusoidal import sinusoidal_encoding
+from .tasks import check_tokens, copy_targets, copy_task
 
 METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")
 MAX_VOCAB = 2**14  # the content matrix C is vocab x vocab
@@ -65,48 +63,6 @@ MAX_STEPS = 10**6
 # fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
 MAX_WORK = 2**36
 MAX_WORK_TEXT = "2**36"
-
-
-def copy_task(n_seq: int, length: int, vocab: int, *, seed: int = 0) -> np.ndarray:
-    """Random int64 tokens of shape ``(n_seq, length)``, uniform on ``0 .. vocab-1``, seeded.
-
-    ``n_seq``, ``length``: positive integers with ``n_seq * length <= 2**28``; ``vocab``:
-    an integer in ``[1, 2**53]``; ``seed``: a non-negative integer (the seed of
-    ``numpy.random.default_rng``). Bools, floats and out-of-range values raise
-    ``TypeError``/``ValueError`` naming the argument. The targets of the task are the
-    same array shifted by ``offset``: see :func:`copy_targets`.
-    """
-    n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    vocab = check_positive_int(vocab, "vocab", MAX_POSITION, MAX_POSITION_TEXT)
-    seed = check_seed(seed)
-    check_size((n_seq, length), "the tokens (n_seq, length)")
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, vocab, size=(n_seq, length), dtype=np.int64)
-
-
-def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
-    """Targets ``t[:, i] = tokens[:, i - offset]`` for ``i >= offset`` and ``-1`` (no target) before.
-
-    ``tokens``: a non-empty 2-D array-like of non-negative integers (token ids up to
-    2**53; bools and floats refused); ``offset``: a non-negative integer. Returns int64 of
-    the shape of ``tokens``; errors name the argument.
-    """
-    tokens = _check_tokens(tokens)
-    offset = check_int(offset, "offset", 0)
-    t = np.full(tokens.shape, -1, dtype=np.int64)
-    if offset < tokens.shape[1]:
-        t[:, offset:] = tokens[:, : tokens.shape[1] - offset]
-    return t
-
-
-def _check_tokens(tokens: object) -> np.ndarray:
-    arr = as_int_array(tokens, "tokens", what="integer token ids", nonempty=True)
-    if arr.ndim != 2:
-        raise ValueError(f"tokens must be 2-D (n_seq, length), got shape {arr.shape}")
-    if arr.min() < 0:
-        raise ValueError("tokens must be non-negative token ids")
-    return arr
 
 
 class AttentionProbe:
@@ -226,7 +182,7 @@ class AttentionProbe:
             return -self.slope * (i[:, None] - i[None, :])
 
     def _tokens(self, tokens: object) -> np.ndarray:
-        tokens = _check_tokens(tokens)
+        tokens = check_tokens(tokens)
         if tokens.max() >= self.vocab:
             raise ValueError(f"tokens must be < vocab={self.vocab}")
         return tokens
@@ -406,4 +362,4 @@ def probe_accuracy(
     return float(np.mean(pred[valid] == targets[valid]))
 
 
-__all__ = ["METHODS", "AttentionProbe", "copy_targets", "copy_task", "fit_probe", "probe_accuracy"]
+__all__ = ["METHODS", "AttentionProbe", "fit_probe", "probe_accuracy"]

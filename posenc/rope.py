@@ -45,128 +45,16 @@ from ._validation import (
     check_base,
     check_bool,
     check_choice,
-    check_finite_real,
     check_finite_result,
     check_position,
     check_positive_int,
-    check_positive_real,
     check_size,
     check_width,
 )
+from .rope_scaling import rope_type_of, scaled_frequencies
 from .sinusoidal import frequencies
 
 ROPE_LAYOUTS = ("interleaved", "half")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
-_REQUIRED_KEYS = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
-
-
-def _rope_type(scaling: Mapping) -> str:
-    if not isinstance(scaling, Mapping):
-        raise TypeError(
-            f"scaling must be None or a dict like {{'rope_type': 'linear', ...}}, got {scaling!r}"
-        )
-    new, legacy = scaling.get("rope_type"), scaling.get("type")
-    if new is not None and legacy is not None and new != legacy:
-        raise ValueError(f"scaling has rope_type={new!r} and type={legacy!r}; they must agree")
-    rope_type = new if new is not None else legacy
-    if rope_type is None:
-        raise ValueError("scaling must have the key 'rope_type' (or the legacy key 'type')")
-    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPES:
-        raise ValueError(f"unknown rope_type {rope_type!r}; expected one of {ROPE_TYPES}")
-    for key in _REQUIRED_KEYS[rope_type]:
-        if scaling.get(key) is None:
-            raise ValueError(f"rope_type {rope_type!r} needs the key {key!r} in scaling")
-    return str(rope_type)
-
-
-def _key(key: str) -> str:
-    return f"scaling[{key!r}]"
-
-
-def _factor(scaling: Mapping) -> float:
-    return check_positive_real(scaling["factor"], _key("factor"))
-
-
-def _original_length(scaling: Mapping) -> int:
-    key = "original_max_position_embeddings"
-    return check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
-
-
-def _optional_positive(scaling: Mapping, key: str, default: float | None) -> float | None:
-    """A positive finite real under ``key``; missing, None or 0 give ``default`` (transformers' ``or``)."""
-    value = scaling.get(key)
-    if value is None:
-        return default
-    value = check_finite_real(value, _key(key))
-    if value == 0.0:
-        return default
-    return check_positive_real(value, _key(key))
-
-
-def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
-    # YaRN's attention temperature: 1 for scale <= 1, else 0.1 * mscale * ln(scale) + 1.
-    return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
-
-
-def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.ndarray, float]:
-    factor = _factor(scaling)
-    orig = _original_length(scaling)
-    # A missing *or zero/None* value falls back to the default, as transformers' ``or``.
-    beta_fast = _optional_positive(scaling, "beta_fast", 32.0)
-    beta_slow = _optional_positive(scaling, "beta_slow", 1.0)
-    if beta_fast <= beta_slow:
-        raise ValueError(
-            f"scaling needs beta_fast > beta_slow (scaling['beta_fast'] > scaling['beta_slow']), "
-            f"got {beta_fast} and {beta_slow}"
-        )
-    truncate = scaling.get("truncate")
-    truncate = True if truncate is None else check_bool(truncate, _key("truncate"))
-
-    attention_factor = _optional_positive(scaling, "attention_factor", None)
-    mscale = _optional_positive(scaling, "mscale", None)
-    mscale_all_dim = _optional_positive(scaling, "mscale_all_dim", None)
-    if attention_factor is None:
-        if mscale is not None and mscale_all_dim is not None:
-            attention_factor = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
-        else:
-            attention_factor = _yarn_mscale(factor)
-
-    def pair_index(rotations: float) -> float:
-        # The (real) pair index whose wavelength 2*pi*base**(2i/d) fits `rotations` times
-        # into the original context: solve orig / wavelength = rotations for i.
-        return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-    low, high = pair_index(beta_fast), pair_index(beta_slow)
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-    # ramp = 0: keep the original frequency (extrapolate); ramp = 1: divide by factor.
-    return inv * (1.0 - ramp) + (inv / factor) * ramp, float(attention_factor)
-
-
-def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
-    factor = _factor(scaling)
-    low_ff = check_positive_real(scaling["low_freq_factor"], _key("low_freq_factor"))
-    high_ff = check_positive_real(scaling["high_freq_factor"], _key("high_freq_factor"))
-    if high_ff <= low_ff:
-        raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
-    orig = _original_length(scaling)
-    low_freq_wavelen, high_freq_wavelen = orig / low_ff, orig / high_ff
-    wavelen = 2 * math.pi / inv
-    out = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
-    smooth = (orig / wavelen - low_ff) / (high_ff - low_ff)
-    smoothed = (1.0 - smooth) * out / factor + smooth * out
-    medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
-    return np.where(medium, smoothed, out)
 
 
 def rope_frequencies(
@@ -237,36 +125,7 @@ def rope_frequencies(
     if seq_len is not None:
         seq_len = check_positive_int(seq_len, "seq_len", MAX_POSITION, MAX_POSITION_TEXT)
     inv = frequencies(d, base)
-    attention_factor = 1.0
-    rope_type = "default" if scaling is None else _rope_type(scaling)
-    # A tiny factor overflows inv / factor: the result is checked below, so no warning.
-    with np.errstate(over="ignore", invalid="ignore"):
-        if rope_type == "linear":
-            inv = inv / _factor(scaling)
-        elif rope_type == "dynamic":
-            factor = _factor(scaling)
-            orig = _original_length(scaling)
-            if seq_len is None:
-                raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
-            if d < 4:
-                raise ValueError(f"rope_type 'dynamic' needs d_head >= 4 (exponent d/(d-2)), got {d}")
-            length = max(seq_len, orig)
-            try:
-                new_base = base * ((factor * length / orig) - (factor - 1.0)) ** (d / (d - 2))
-            except OverflowError:
-                new_base = math.inf
-            if not math.isfinite(new_base):
-                raise ValueError(
-                    "rope_type 'dynamic': the new base base * (factor * seq_len / "
-                    "original_max_position_embeddings - factor + 1) ** (d/(d-2)) overflows float64; "
-                    f"reduce scaling['factor'] or seq_len (got factor={factor}, seq_len={seq_len}, "
-                    f"base={base})"
-                )
-            inv = frequencies(d, new_base)
-        elif rope_type == "yarn":
-            inv, attention_factor = _yarn(inv, d, base, scaling)
-        elif rope_type == "llama3":
-            inv = _llama3(inv, scaling)
+    inv, attention_factor = scaled_frequencies(inv, d, base, scaling, seq_len)
     check_finite_result(inv, "scaling['factor'] is too small: the scaled frequencies overflow float64")
     if return_attention_factor:
         return inv, float(attention_factor)
@@ -307,7 +166,7 @@ def _angles(
         pos = as_positions(positions)
         if pos.size != length:
             raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
-    if seq_len is None and scaling is not None and _rope_type(scaling) == "dynamic":
+    if seq_len is None and scaling is not None and rope_type_of(scaling) == "dynamic":
         # As transformers' dynamic update: the current length is max(position) + 1 (at
         # most 2**53, which float64 cannot tell from 2**53 + 1).
         seq_len = min(max(int(math.floor(float(pos.max()))) + 1, 1), MAX_POSITION)

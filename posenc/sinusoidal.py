@@ -16,11 +16,10 @@ angle :math:`k\omega_i`, so :math:`PE_{p+k} = M_k\,PE_p` for a block-diagonal ma
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from ._rotate import multiply_phase
+from ._exact import correctly_rounded_frequencies, correctly_rounded_wavelengths
+from ._table import fill
 from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
@@ -38,22 +37,6 @@ from ._validation import (
 LAYOUTS = ("interleaved", "split")
 
 
-@lru_cache(maxsize=64)
-def _correctly_rounded_frequencies(d_model: int, base: float) -> np.ndarray:
-    # base ** (-2i/d) evaluated with 113-bit mpmath arithmetic and rounded once to
-    # float64, so each entry is the float64 nearest to the exact real number. The plain
-    # float64 formulas are not: ``base ** x`` can be 1 ulp off, ``exp(-x * log(base))``
-    # up to 14 ulp for d_model <= 4096 (measured in chapter 3).
-    import mpmath
-
-    with mpmath.workprec(113):
-        b = mpmath.mpf(base)
-        values = [float(mpmath.power(b, mpmath.mpf(-2 * i) / d_model)) for i in range(d_model // 2)]
-    out = np.array(values, dtype=np.float64)
-    out.setflags(write=False)
-    return out
-
-
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     r"""Angular frequencies :math:`\omega_i = \mathrm{base}^{-2i/d_{model}}`, :math:`i = 0..d_{model}/2-1`.
 
@@ -67,21 +50,7 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     """
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    return _correctly_rounded_frequencies(d_model, base).copy()
-
-
-@lru_cache(maxsize=64)
-def _correctly_rounded_wavelengths(d_model: int, base: float) -> np.ndarray:
-    # 2*pi * base ** (2i/d) with 113-bit mpmath arithmetic, rounded once to float64.
-    import mpmath
-
-    with mpmath.workprec(113):
-        b = mpmath.mpf(base)
-        two_pi = 2 * mpmath.pi
-        values = [float(two_pi * mpmath.power(b, mpmath.mpf(2 * i) / d_model)) for i in range(d_model // 2)]
-    out = np.array(values, dtype=np.float64)
-    out.setflags(write=False)
-    return out
+    return correctly_rounded_frequencies(d_model, base).copy()
 
 
 def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -101,108 +70,7 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     """
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    return _correctly_rounded_wavelengths(d_model, base).copy()
-
-
-@lru_cache(maxsize=64)
-def _frequency_pairs(d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    # omega_i as an unevaluated sum hi + lo of two float64 numbers: hi is the correctly
-    # rounded frequency (the one `frequencies` returns), lo the rounding error, so that
-    # hi + lo equals omega_i to about 2^-113 relative.
-    import mpmath
-
-    hi = _correctly_rounded_frequencies(d_model, base)
-    with mpmath.workprec(113):
-        b = mpmath.mpf(base)
-        lo = [
-            float(mpmath.power(b, mpmath.mpf(-2 * i) / d_model) - mpmath.mpf(float(h)))
-            for i, h in enumerate(hi)
-        ]
-    lo = np.array(lo, dtype=np.float64)
-    lo.setflags(write=False)
-    return hi, lo
-
-
-def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # Veltkamp splitting: a == big + small exactly, each half with at most 26 significant
-    # bits, so products of halves are exact in float64 (valid for |a| < 2^996).
-    c = a * 134217729.0  # 2^27 + 1
-    big = c - (c - a)
-    return big, a - big
-
-
-def _exact_sincos(p: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""sin and cos of the exact angle :math:`p\,\omega` (``p`` and ``w_*`` broadcast).
-
-    The angle is carried as ``hi + delta``: ``hi = fl(p * w_hi)``, ``delta`` the exact
-    rounding error of that product (Dekker's two-product) plus ``p * w_lo``. Then
-    :math:`\sin(h + \delta) = \sin h \cos\delta + \cos h \sin\delta` (and likewise for cos),
-    each sin/cos one float64 evaluation. The angle is exact to about
-    :math:`|p|\,\omega\,2^{-106}`, so the result is within a few float64 rounding errors
-    of the true value whatever :math:`|p|` (up to :math:`2^{53}`).
-    """
-    p_big, p_small = _split(p)
-    w_big, w_small = _split(w_hi)
-    hi = p * w_hi
-    err = ((p_big * w_big - hi) + p_big * w_small + p_small * w_big) + p_small * w_small
-    delta = err + p * w_lo
-    sh, ch = np.sin(hi), np.cos(hi)
-    sd, cd = np.sin(delta), np.cos(delta)
-    return sh * cd + ch * sd, ch * cd - sh * sd
-
-
-# An integer position p is written p = p0 + j with p0 = _BLOCK * floor(p / _BLOCK) and
-# 0 <= j < _BLOCK. sin/cos of p0*omega and of j*omega are evaluated with _exact_sincos and
-# combined by angle addition, one complex product per entry (_rotate.multiply_phase):
-# with u = sin(p0 w) + i cos(p0 w) and v = cos(j w) - i sin(j w),
-# u * v = sin(p0 w + j w) + i cos(p0 w + j w), the (sin, cos) pair of the interleaved layout.
-# The decomposition depends on p alone, so a position gets the same bits from every call
-# (one-shot table, ``out=``, iter_sinusoidal_blocks, arbitrary integer arrays).
-_BLOCK = 256
-# Combined values smaller than this in magnitude are recomputed with _exact_sincos: the
-# angle-addition result has an *absolute* error of a few 2^-53, which near a zero of sin or
-# cos would be several float32 ulps; the direct evaluation keeps the error relative.
-_TINY = 2.0**-20
-# Pairs per inner step: a complex128 tile of 512 KiB, so the working set stays in the L2 cache.
-_CHUNK_PAIRS = 1 << 15
-
-
-@lru_cache(maxsize=8)
-def _offset_tables(d_model: int, base: float) -> np.ndarray:
-    """``cos(j w_i) - 1j * sin(j w_i)`` for ``j = 0.._BLOCK-1`` (rows), complex128, exact sin/cos."""
-    w_hi, w_lo = _frequency_pairs(d_model, base)
-    s, c = _exact_sincos(np.arange(_BLOCK, dtype=np.float64)[:, None], w_hi[None, :], w_lo[None, :])
-    v = np.empty(s.shape, dtype=np.complex128)
-    v.real, v.imag = c, -s
-    v.setflags(write=False)
-    return v
-
-
-def _start_phases(starts: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
-    """``sin(p0 w_i) + 1j * cos(p0 w_i)`` for the block starts ``p0`` (rows), complex128."""
-    s, c = _exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
-    u = np.empty(s.shape, dtype=np.complex128)
-    u.real, u.imag = s, c
-    return u
-
-
-def _sincos_rows(pos: np.ndarray, d_model: int, base: float) -> np.ndarray:
-    """``sin(p w_i) + 1j * cos(p w_i)`` for ``p`` in ``pos`` (rows), complex128 ``(pos.size, d/2)``."""
-    w_hi, w_lo = _frequency_pairs(d_model, base)
-    integer = (pos == np.floor(pos)) & (np.abs(pos) <= 2.0**53)
-    if not np.all(integer):
-        s, c = _exact_sincos(pos[:, None], w_hi[None, :], w_lo[None, :])
-        rows = np.empty(s.shape, dtype=np.complex128)
-        rows.real, rows.imag = s, c
-        if np.any(integer):
-            sel = np.flatnonzero(integer)
-            rows[sel] = _sincos_rows(pos[sel], d_model, base)
-        return rows
-    p0 = np.floor(pos / _BLOCK) * _BLOCK
-    ji = (pos - p0).astype(np.intp)  # exact: integers of magnitude <= 2^53
-    starts = np.unique(p0)
-    u = _start_phases(starts, w_hi, w_lo)
-    return multiply_phase(u[np.searchsorted(starts, p0)], _offset_tables(d_model, base)[ji], None)
+    return correctly_rounded_wavelengths(d_model, base).copy()
 
 
 def sinusoidal_encoding(
@@ -264,102 +132,8 @@ def sinusoidal_encoding(
             raise ValueError(f"out must have shape {shape} and dtype {dt}, got {out.shape} and {out.dtype}")
         if not out.flags.writeable:
             raise ValueError("out must be writable")
-    _fill(out, pos, d_model, base, layout)
+    fill(out, pos, d_model, base, layout)
     return out
-
-
-def _consecutive(pos: np.ndarray) -> bool:
-    """True if ``pos`` is a run of consecutive integers (the common ``0..L-1`` case)."""
-    first, last = pos[0], pos[-1]
-    # Strictly below 2**53: the fast path forms last + 1, which must be exact.
-    return bool(
-        first == np.floor(first)
-        and max(abs(first), abs(last)) < 2.0**53
-        and last - first == pos.size - 1
-        and (pos.size < 2 or np.all(np.diff(pos) == 1.0))
-    )
-
-
-def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo, scratch: np.ndarray) -> bool:
-    """Recompute with :func:`_exact_sincos` the entries of ``rows`` below ``_TINY`` in magnitude.
-
-    ``rows`` holds ``sin + 1j * cos`` for the positions ``pos`` (complex128, before any
-    rounding to the table's dtype, so that a float32 table is the float64 table rounded).
-    Returns whether any entry was recomputed.
-    """
-    vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
-    np.abs(vals, out=scratch)
-    if scratch.min() >= _TINY:
-        return False
-    r, col = np.nonzero(scratch < _TINY)
-    exact_s, exact_c = _exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
-    vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
-    return True
-
-
-def _store(out: np.ndarray, a: int, rows: np.ndarray, layout: str) -> np.ndarray:
-    """Write the complex rows (sin + i cos) into ``out[a : a + len(rows)]`` in ``layout``."""
-    dst = out[a : a + rows.shape[0]]
-    if layout == "interleaved":
-        dst[...] = rows.view(np.float64)
-    else:
-        half = rows.shape[1]
-        dst[:, :half], dst[:, half:] = rows.real, rows.imag
-    return dst
-
-
-def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, scratch, narrow) -> None:
-    """:func:`_fix_tiny` then :func:`_store` (scratch arrays of at least ``len(rows)`` rows).
-
-    For a float32 or float16 table (``narrow``, a scratch of that dtype) the stored values
-    are scanned first, at half the cost or less: rounding is monotonic and ``_TINY`` is
-    representable, so an entry below ``_TINY`` before rounding is at most ``_TINY`` after;
-    only when one is found are the float64 values scanned, fixed and stored again.
-    """
-    m = rows.shape[0]
-    if narrow is None:
-        _fix_tiny(rows, pos, w_hi, w_lo, scratch[:m])
-        _store(out, a, rows, layout)
-        return
-    dst = _store(out, a, rows, layout)
-    np.abs(dst, out=narrow[:m])
-    if narrow[:m].min() <= _TINY and _fix_tiny(rows, pos, w_hi, w_lo, scratch[:m]):
-        _store(out, a, rows, layout)
-
-
-def _fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: str) -> None:
-    half = d_model // 2
-    w_hi, w_lo = _frequency_pairs(d_model, base)
-    step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))
-    scratch = np.empty((step, d_model))
-    narrow = np.empty((step, d_model), dtype=out.dtype) if out.dtype.itemsize < 8 else None
-    if not _consecutive(pos):
-        for a in range(0, pos.size, step):
-            sel = pos[a : a + step]
-            rows = _sincos_rows(sel, d_model, base)
-            _store_fixed(out, a, rows, sel, w_hi, w_lo, layout, scratch, narrow)
-        return
-    # Fast path, positions first, first+1, ...: the same products as _sincos_rows (so the
-    # same bits), without gathers, in cache-sized row steps; a float64 interleaved table is
-    # computed in place, anything else in a complex scratch tile that is then stored.
-    v_all = _offset_tables(d_model, base)
-    first_start = np.floor(pos[0] / _BLOCK) * _BLOCK
-    u_all = _start_phases(np.arange(first_start, pos[-1] + 1, _BLOCK, dtype=np.float64), w_hi, w_lo)
-    direct = layout == "interleaved" and out.dtype == np.float64 and out.strides[-1] == 8
-    target = out.view(np.complex128) if direct else np.empty((step, half), dtype=np.complex128)
-    offset = int(pos[0] - first_start)  # row r has block k = (offset + r) // B, j = (offset + r) % B
-    a = 0
-    n = pos.size
-    while a < n:
-        k, j0 = divmod(offset + a, _BLOCK)
-        b = min(n, a + step, a + _BLOCK - j0)
-        m = b - a
-        rows = multiply_phase(u_all[k], v_all[j0 : j0 + m], target[a:b] if direct else target[:m])
-        if direct:
-            _fix_tiny(rows, pos[a:b], w_hi, w_lo, scratch[:m])
-        else:
-            _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, scratch, narrow)
-        a = b
 
 
 def iter_sinusoidal_blocks(
@@ -397,7 +171,7 @@ def _iter_blocks(pos: np.ndarray, d_model: int, block: int, base: float, layout:
     for a in range(0, pos.size, block):
         rows = pos[a : a + block]
         buf = np.empty((rows.size, d_model), dtype=dt)
-        _fill(buf, rows, d_model, base, layout)
+        fill(buf, rows, d_model, base, layout)
         yield a, buf
 
 
@@ -438,7 +212,7 @@ def relative_position_matrix(
     base = check_base(base)
     layout = check_choice(layout, "layout", LAYOUTS)
     check_size((d_model, d_model), "the matrix (d_model, d_model)")
-    omega = _correctly_rounded_frequencies(d_model, base)
+    omega = correctly_rounded_frequencies(d_model, base)
     c, s = np.cos(k * omega), np.sin(k * omega)
     m = np.zeros((d_model, d_model), dtype=np.float64)
     idx = np.arange(d_model // 2)

@@ -155,10 +155,10 @@ def test_float32_small_values_keep_relative_accuracy():
 @pytest.fixture(params=[None, 5], ids=["default-steps", "tiny-steps"])
 def steps(request, monkeypatch):
     """Run with the default row step and with 5 pairs per step (a row or less per step)."""
-    import posenc.sinusoidal as sinusoidal
+    import posenc._table as table
 
     if request.param is not None:
-        monkeypatch.setattr(sinusoidal, "_CHUNK_PAIRS", request.param)
+        monkeypatch.setattr(table, "_CHUNK_PAIRS", request.param)
     return request.param
 
 
