@@ -18,7 +18,6 @@ from .attention import attention, causal_mask, permutation_matrix, self_attentio
 from .decay import (
     aliased_fraction,
     aliasing_onset,
-    cosine_integral,
     dot_product_sum,
     endpoint_correction,
     far_asymptote,
@@ -65,6 +64,7 @@ from .sinusoidal import (
     sinusoidal_encoding,
     wavelengths,
 )
+from .special import cosine_integral
 from .tasks import copy_targets, copy_task
 
 __version__ = "0.1.0"

@@ -359,23 +359,14 @@ def as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
     """
     if isinstance(k, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number or an array of real numbers, got a bool")
-    try:
-        arr = np.asarray(k)
-    except (ValueError, TypeError):
-        raise TypeError(f"{name} must be a real number or a regular array of real numbers") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {kind}")
+    arr = _asarray(k, name)
+    _real_dtype_or_raise(arr, name, "be a real number or an array of real numbers")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.issubdtype(arr.dtype, np.integer):
         if int(arr.min()) < -MAX_EXACT_INTEGER or int(arr.max()) > MAX_EXACT_INTEGER:
             raise ValueError(f"{name} must have magnitude at most 2**53 to be exact in float64")
-        out = arr.astype(np.float64)
-    else:
-        out = arr.astype(np.float64)
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"{name} must be finite, got NaN or infinity")
+    out = arr.astype(np.float64)
+    if not _all_finite(out):
+        raise ValueError(f"{name} must be finite, got NaN or infinity")
     return out, arr.ndim == 0

@@ -27,7 +27,7 @@ and :math:`D` becomes a sum of pseudo-random-phase cosines whose mean square ten
 :math:`d/4` (:func:`noise_floor`).
 
 Input contract of every function here: an offset ``k`` (``x`` for
-:func:`cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
+:func:`~posenc.special.cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
 real numbers (integers up to 2**53 in magnitude; :func:`endpoint_correction` and
 :func:`far_asymptote` also floats only up to 2**53); ``d_model`` is an even integer in
 ``[2, 2**16]``; ``base`` a finite real number ``> 1``. Bools, complex numbers, strings,
@@ -50,7 +50,6 @@ from .special import (
     SERIES_MAX,
     ci_continued_fraction,
     cin_series,
-    cosine_integral,
     scalar_or_array,
 )
 
@@ -343,21 +342,3 @@ def noise_floor(d_model: int) -> float:
     """
     d_model = check_width(d_model, "d_model")
     return math.sqrt(d_model / 4)
-
-
-__all__ = [
-    "EULER_GAMMA",
-    "aliased_fraction",
-    "aliasing_onset",
-    "cosine_integral",
-    "dot_product_sum",
-    "endpoint_correction",
-    "far_asymptote",
-    "far_envelope",
-    "integral_approximation",
-    "log_asymptote",
-    "mean_square_frequency",
-    "near_asymptote",
-    "noise_floor",
-    "oscillatory_integral",
-]

@@ -56,6 +56,25 @@ class _Mistake:
 _MISTAKES: dict[str, dict[str, _Mistake]] = {}
 
 
+def _frequency_mistakes(angle: str, freq: str) -> dict[str, tuple[str, str]]:
+    """The mistakes shared by the checkers of rotation-based encodings, worded with their symbols.
+
+    ``angle`` is the position symbol (``"k"``, ``"m"``) and ``freq`` the frequency
+    (``"w_i"``, ``"theta_i"``): the rotation angle is ``angle * freq``.
+    """
+    return {
+        "division": (
+            "division instead of multiplication",
+            f"the angle is {angle} * {freq}, not {angle} / {freq}.",
+        ),
+        "missing_2": (
+            "missing factor 2 in the exponent 2i/d",
+            f"{freq} = base**(-2i/d) for the pair index i = 0..d/2-1.",
+        ),
+        "base_ignored": ("base argument ignored", "use the base you are given, not the constant 10000."),
+    }
+
+
 def _mistakes(checker: str, **entries: tuple[str, str]) -> dict[str, _Mistake]:
     """Register the known mistakes of ``checker`` (key -> (name, hint)) and return them."""
     table = {key: _Mistake(name, hint) for key, (name, hint) in entries.items()}

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..sinusoidal import frequencies, relative_position_matrix
-from ._runner import _Case, _close, _mistakes, _run, _Variant
+from ._runner import _Case, _close, _frequency_mistakes, _mistakes, _run, _Variant
 
 _REL = _mistakes(
     "check_relative_position_matrix",
@@ -30,12 +30,7 @@ _REL = _mistakes(
         "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
         "2x2 blocks sit on the diagonal; the split layout pairs columns i and i + d/2.",
     ),
-    division=("division instead of multiplication", "block i rotates by the angle k * w_i, not k / w_i."),
-    missing_2=(
-        "missing factor 2 in the exponent 2i/d",
-        "w_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
-    ),
-    base_ignored=("base argument ignored", "use the base you are given, not the constant 10000."),
+    **_frequency_mistakes("k", "w_i"),
     no_offset=(
         "matrix does not depend on the offset",
         "M_k rotates the pair i by the angle k * w_i, so it changes with the offset k: only M_0 is the "

@@ -16,7 +16,7 @@ import numpy as np
 from ..rope import apply_rope
 from ..sinusoidal import frequencies
 from ._angles import _FLOAT32_ANGLES, _float32_diagnosis, _position_tol
-from ._runner import _Case, _check_fn, _mistakes, _run, _short_repr, _Variant
+from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _run, _short_repr, _Variant
 
 _ROPE = _mistakes(
     "check_rope",
@@ -36,12 +36,7 @@ _ROPE = _mistakes(
         "rotate row l by the angle positions[l] * theta_i, not l * theta_i: positions may be offset "
         "(decoding with a cache) or arbitrary.",
     ),
-    division=("division instead of multiplication", "the angle is m * theta_i, not m / theta_i."),
-    missing_2=(
-        "missing factor 2 in the exponent 2i/d",
-        "theta_i = base**(-2i/d) for the pair index i = 0..d/2-1.",
-    ),
-    base_ignored=("base argument ignored", "use the base you are given, not the constant 10000."),
+    **_frequency_mistakes("m", "theta_i"),
     float32=_FLOAT32_ANGLES,
 )
 
