@@ -4,7 +4,7 @@ Pure numpy functions (and two small classes for the stateful encodings). Importi
 package loads numpy only; mpmath is imported on first use of the frequency table.
 """
 
-from . import reference
+from . import reference, symbolic
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis import (
     EncodingStatistics,
