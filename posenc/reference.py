@@ -20,7 +20,7 @@ import numpy as np
 
 
 def sinusoidal_table(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:
-    r"""Vaswani et al.'s table: :math:`PE_{m,2i} = \sin m\omega_i`, :math:`PE_{m,2i+1} = \cos m\omega_i`."""
+    """Vaswani et al.'s table: PE[m, 2i] = sin(m ω_i) and PE[m, 2i+1] = cos(m ω_i)."""
     m = np.arange(length)[:, None]  # positions, one per row
     omega = base ** (-np.arange(0, d_model, 2) / d_model)  # one frequency per pair
     pe = np.zeros((length, d_model))
@@ -30,11 +30,10 @@ def sinusoidal_table(length: int, d_model: int, base: float = 10000.0) -> np.nda
 
 
 def shift_matrix(d_model: int, offset: float, base: float = 10000.0) -> np.ndarray:
-    r"""The matrix :math:`M_k` with :math:`PE_{m+k} = M_k PE_m` (interleaved layout).
+    """The matrix M_k with PE[m + k] = M_k @ PE[m] (interleaved layout), k = offset.
 
-    Pair :math:`i` holds :math:`(\sin m\omega_i, \cos m\omega_i)`; the angle-addition
-    formulas turn it into :math:`(\sin(m+k)\omega_i, \cos(m+k)\omega_i)` with the block
-    :math:`\begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i\end{pmatrix}`.
+    Pair i holds (sin mω_i, cos mω_i); the angle-addition formulas turn it into
+    (sin (m+k)ω_i, cos (m+k)ω_i) with the 2×2 block [[cos kω_i, sin kω_i], [-sin kω_i, cos kω_i]].
     """
     omega = base ** (-np.arange(0, d_model, 2) / d_model)
     M = np.zeros((d_model, d_model))
@@ -47,7 +46,7 @@ def shift_matrix(d_model: int, offset: float, base: float = 10000.0) -> np.ndarr
 def rope(
     x: np.ndarray, positions: np.ndarray, base: float = 10000.0, layout: str = "interleaved"
 ) -> np.ndarray:
-    r"""Rotate pair :math:`i` of the row at position :math:`m` by :math:`R(m\theta_i)`.
+    """Rotate pair i of the row at position m by the angle m θ_i (counter-clockwise).
 
     ``x`` has shape ``(..., L, d)``; ``positions`` has length ``L``. ``"interleaved"``
     pairs coordinates ``(2i, 2i+1)``, ``"half"`` pairs ``(i, i + d/2)``.
@@ -71,10 +70,10 @@ def rope(
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    r"""Press et al.'s head slopes: :math:`2^{-8h/n}`, :math:`h = 1..n`, for a power of two :math:`n`.
+    """Press et al.'s head slopes: 2 ** (-8h/n) for h = 1..n when n is a power of two.
 
-    Otherwise the slopes of the largest power of two :math:`N < n`, then every other
-    slope of the :math:`2N`-head sequence until there are :math:`n`.
+    Otherwise the slopes of the largest power of two N < n, then every other slope of
+    the 2N-head sequence until there are n.
     """
     n = 2 ** math.floor(math.log2(n_heads))
     slopes = [2.0 ** (-8 * h / n) for h in range(1, n + 1)]
@@ -83,7 +82,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 
 def alibi_bias(slopes: np.ndarray, q_len: int, k_len: int) -> np.ndarray:
-    r"""Causal ALiBi bias :math:`-m_h\,(i - j)` for key :math:`j \le i`, :math:`-\infty` after.
+    """Causal ALiBi bias -m_h (i - j) for keys j <= i, and -inf for the keys after i.
 
     The queries are the last ``q_len`` of ``k_len`` positions (``i = k_len - q_len + row``).
     """
@@ -96,12 +95,12 @@ def alibi_bias(slopes: np.ndarray, q_len: int, k_len: int) -> np.ndarray:
 def t5_bucket(
     relative_position: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> int:
-    r"""T5's bucket of one relative position ``key_pos - query_pos``, the formula in float64.
+    """T5's bucket of one relative position ``key_pos - query_pos``, the formula in float64.
 
     Half the buckets (all, when causal) count distance: the first half of those exactly,
     the rest on a log scale up to ``max_distance``. Evaluated in floating point, a distance
     that falls exactly on a log-bucket boundary can land one bucket low; the package's
-    :func:`~posenc.t5_relative_position_bucket` uses exact integer comparisons instead.
+    posenc.t5_relative_position_bucket uses exact integer comparisons instead.
     """
     bucket = 0
     if bidirectional:
@@ -118,12 +117,12 @@ def t5_bucket(
 
 
 def learned_forward(X: np.ndarray, E: np.ndarray) -> np.ndarray:
-    r"""Add rows ``0..L-1`` of the table ``E`` to every sequence of ``X`` (shape ``(B, L, d)``)."""
+    """Add rows ``0..L-1`` of the table ``E`` to every sequence of ``X`` (shape ``(B, L, d)``)."""
     return X + E[: X.shape[1]]
 
 
 def learned_backward(grad_output: np.ndarray, max_len: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""Gradients of :func:`learned_forward`: ``grad_X = grad_output``; ``grad_E[p]`` sums the batch.
+    """Gradients of learned_forward: ``grad_X = grad_output``; ``grad_E[p]`` sums the batch.
 
     Rows ``L..max_len-1`` were not used, so their gradient is zero.
     """
