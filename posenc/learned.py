@@ -20,11 +20,8 @@ from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
     as_real_array,
-    check_bool,
     check_choice,
-    check_finite_real,
     check_finite_result,
-    check_nonnegative_real,
     check_positive_int,
     check_positive_real,
     check_seed,
@@ -36,9 +33,6 @@ from .sinusoidal import sinusoidal_encoding
 INITS = ("normal", "sinusoidal")
 MAX_STD = 1e300  # normal draws stay below 40 std, far inside the float64 range
 MAX_STEPS = 10**6
-# fit_position_readout: steps * batch_size * train_len * d_model (one multiply-add each)
-MAX_WORK = 2**36
-MAX_WORK_TEXT = "2**36"
 
 
 class LearnedPositionalEncoding:
@@ -140,131 +134,3 @@ class LearnedPositionalEncoding:
         self.grad_embedding = np.zeros_like(self.embedding)
         self.grad_embedding[:length] = summed
         return grad_output  # already a new float64 array (as_real_array copies)
-
-
-class PositionReadout:
-    r"""A linear readout :math:`\hat y = Y w + c` fitted by :func:`fit_position_readout`.
-
-    Attributes: ``weight`` (float64, shape ``(d_model,)``), ``bias`` (a float) and
-    ``losses``, the training loss before each gradient step (float64, shape ``(steps,)``).
-    The constructor takes array-likes: ``weight`` a non-empty 1-D array of finite real
-    numbers, ``bias`` a finite real number, ``losses`` a 1-D array of finite numbers
-    (possibly empty); else ``TypeError``/``ValueError`` naming the argument.
-    """
-
-    def __init__(self, weight: np.ndarray, bias: float, losses: np.ndarray) -> None:
-        self.weight = as_real_array(weight, "weight", ndim=1)
-        self.bias = check_finite_real(bias, "bias")
-        self.losses = as_real_array(losses, "losses", ndim=1, nonempty=False)
-
-    def predict(self, Y: np.ndarray) -> np.ndarray:
-        """Return ``Y @ weight + bias`` (float64) for ``Y`` of shape ``(..., d_model)``.
-
-        ``Y``: a non-empty array-like of finite real numbers, at least 1-D; raises
-        ``TypeError``/``ValueError`` naming ``Y`` (also when the result exceeds the float64
-        range).
-        """
-        Y = as_real_array(Y, "Y", min_ndim=1)
-        if Y.shape[-1] != self.weight.shape[0]:
-            raise ValueError(f"Y must have last dimension {self.weight.shape[0]}, got shape {Y.shape}")
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = Y @ self.weight + self.bias
-        return check_finite_result(out, "Y @ weight + bias exceeds the float64 range (about 1.8e308)")
-
-
-def fit_position_readout(
-    pe: LearnedPositionalEncoding,
-    target: np.ndarray,
-    *,
-    train_len: int,
-    steps: int = 1000,
-    lr: float = 0.05,
-    batch_size: int = 8,
-    content_std: float = 0.1,
-    train_embedding: bool = True,
-    seed: int = 0,
-) -> PositionReadout:
-    r"""Train ``pe`` and a linear readout so that the readout recovers ``target[p]`` at position ``p``.
-
-    Every step draws a batch of content vectors :math:`X_{b,p} \sim \mathcal{N}(0,
-    \sigma^2 I)` (``sigma = content_std``) of shape ``(batch_size, train_len, d_model)``,
-    forms :math:`Y = X + E_{:L}` with ``pe.forward``, predicts
-    :math:`\hat y_{b,p} = Y_{b,p} \cdot w + c` and takes one gradient-descent step with
-    step size ``lr`` on
-
-    .. math:: \mathcal{L} = \frac{1}{2BL} \sum_{b=1}^{B} \sum_{p=0}^{L-1}
-              (\hat y_{b,p} - t_p)^2 , \qquad L = \texttt{train\_len}.
-
-    With :math:`N = BL` the gradients are :math:`\partial\mathcal{L}/\partial w =
-    \frac1N \sum_{b,p} r_{b,p} Y_{b,p}`, :math:`\partial\mathcal{L}/\partial c =
-    \frac1N \sum_{b,p} r_{b,p}` and :math:`\partial\mathcal{L}/\partial Y_{b,p} =
-    \frac1N r_{b,p} w` with residual
-    :math:`r = \hat y - t`; the last one goes through ``pe.backward``, and
-    ``pe.embedding`` is updated in place by ``-lr * pe.grad_embedding`` (skipped when
-    ``train_embedding`` is false). Rows ``p >= train_len`` therefore never change.
-    ``w`` starts at :math:`\mathcal{N}(0, I/d)` and ``c`` at 0, drawn from
-    ``numpy.random.default_rng(seed)`` like the content. Returns a :class:`PositionReadout`.
-
-    Accepted input: ``pe`` a :class:`LearnedPositionalEncoding`; ``target`` a 1-D
-    array-like of finite real numbers with at least ``train_len`` entries; ``train_len``
-    an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
-    ``batch_size`` a positive integer; ``lr`` a finite real number ``> 0``;
-    ``content_std`` finite and ``>= 0``; ``train_embedding`` a bool; ``seed`` a
-    non-negative integer; and ``steps * batch_size * train_len * d_model <= 2**36``
-    (refused at once, not after minutes). Bad input raises ``TypeError``/``ValueError``
-    naming the argument; a run whose loss or parameters leave the float64 range raises
-    ``ValueError`` naming ``lr`` before ``pe`` is changed by that step.
-    """
-    if not isinstance(pe, LearnedPositionalEncoding):
-        raise TypeError(f"pe must be a LearnedPositionalEncoding, got {type(pe).__name__}")
-    train_len = check_positive_int(train_len, "train_len")
-    if train_len > pe.max_len:
-        raise ValueError(f"train_len must be at most pe.max_len={pe.max_len}, got {train_len}")
-    target = as_real_array(target, "target", ndim=1)
-    if target.shape[0] < train_len:
-        raise ValueError(f"target must have at least train_len={train_len} entries, got {target.shape[0]}")
-    steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
-    batch_size = check_positive_int(batch_size, "batch_size", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    lr = check_positive_real(lr, "lr")
-    content_std = check_nonnegative_real(content_std, "content_std")
-    train_embedding = check_bool(train_embedding, "train_embedding")
-    seed = check_seed(seed)
-    d = pe.d_model
-    check_size((batch_size, train_len, d), "a batch (batch_size, train_len, pe.d_model)")
-    work = steps * batch_size * train_len * d
-    if work > MAX_WORK:
-        raise ValueError(
-            f"steps * batch_size * train_len * d_model = {work} exceeds the limit {MAX_WORK_TEXT} "
-            "(minutes of computation): reduce steps or batch_size"
-        )
-
-    rng = np.random.default_rng(seed)
-    w = rng.normal(0.0, 1.0 / np.sqrt(d), size=d)
-    c = 0.0
-    t = target[:train_len]
-    n = batch_size * train_len
-    losses = np.empty(steps)
-    for step in range(steps):
-        X = rng.normal(0.0, content_std, size=(batch_size, train_len, d))
-        with np.errstate(over="ignore", invalid="ignore"):
-            Y = X + pe.embedding[:train_len]
-            r = Y @ w + c - t
-            losses[step] = 0.5 * np.sum(r**2) / n
-            grad_w = np.einsum("bp,bpd->d", r, Y) / n
-            grad_c = float(np.sum(r)) / n
-            grad_e = (r[:, :, None] * w[None, None, :] / n).sum(axis=0)
-            new_w = w - lr * grad_w
-            new_c = c - lr * grad_c
-            new_e = pe.embedding[:train_len] - lr * grad_e if train_embedding else None
-        finite = np.isfinite(losses[step]) and np.isfinite(new_w).all() and np.isfinite(new_c)
-        if not finite or (new_e is not None and not np.isfinite(new_e).all()):
-            raise ValueError(
-                f"training diverged at step {step} (a loss or parameter beyond the float64 range): "
-                f"lower lr (got {lr}) or content_std (got {content_std})"
-            )
-        pe._last_shape = X.shape  # as pe.forward(X) would (Y above is its output)
-        if train_embedding:
-            pe.backward(r[:, :, None] * w[None, None, :] / n)
-            pe.embedding -= lr * pe.grad_embedding
-        w, c = new_w, new_c
-    return PositionReadout(w, c, losses)

@@ -127,12 +127,12 @@ def test_encoding_statistics_bad_input():
 def test_mean_dot_by_offset_hand():
     pe = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     # Gram [[1,0,1],[0,1,1],[1,1,2]]: offset 0 -> (1+1+2)/3, offset 1 -> (0+1)/2, offset 2 -> 1.
-    np.testing.assert_allclose(posenc.mean_dot_by_offset(pe), [4 / 3, 0.5, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(posenc.analysis.mean_dot_by_offset(pe), [4 / 3, 0.5, 1.0], rtol=1e-15)
 
 
 @pytest.mark.parametrize("d_model,L", [(4, 10), (32, 16)])
 def test_mean_dot_by_offset_sinusoidal(d_model, L):
-    got = posenc.mean_dot_by_offset(posenc.sinusoidal_encoding(L, d_model))
+    got = posenc.analysis.mean_dot_by_offset(posenc.sinusoidal_encoding(L, d_model))
     assert got.shape == (L,)
     tol = d_model * (2 * L + 8) * EPS
     for k in range(L):
@@ -141,7 +141,7 @@ def test_mean_dot_by_offset_sinusoidal(d_model, L):
 
 def test_mean_dot_by_offset_bad_input():
     with pytest.raises(ValueError, match="pe"):
-        posenc.mean_dot_by_offset(np.ones(5))
+        posenc.analysis.mean_dot_by_offset(np.ones(5))
 
 
 # ---------------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def test_mean_dot_by_offset_bad_input():
     d_model=st.sampled_from([2, 4, 8, 32]),
 )
 def test_dot_product_profile_closed_form(offsets, d_model):
-    got = posenc.dot_product_profile(np.array(offsets, dtype=np.int64), d_model)
+    got = posenc.analysis.dot_product_profile(np.array(offsets, dtype=np.int64), d_model)
     assert got.shape == (len(offsets),)
     for k, g in zip(offsets, got, strict=True):
         tol = d_model * (abs(k) + 4) * EPS
@@ -163,38 +163,38 @@ def test_dot_product_profile_closed_form(offsets, d_model):
 
 
 def test_dot_product_profile_int_even_and_base():
-    got = posenc.dot_product_profile(5, 8, base=100.0)
+    got = posenc.analysis.dot_product_profile(5, 8, base=100.0)
     assert got.shape == (5,)
     assert got[0] == 4.0  # D(0) = d/2 exactly
     for k in range(5):
         assert abs(got[k] - _mp_cos_sum(k, 8, 100.0)) <= 64 * EPS
-    neg = posenc.dot_product_profile(np.array([-1.5, 1.5]), 8)
+    neg = posenc.analysis.dot_product_profile(np.array([-1.5, 1.5]), 8)
     assert neg[0] == neg[1]  # even: cos is even, the angles are negated exactly
 
 
 def test_dot_product_profile_errors():
     with pytest.raises(ValueError, match="offsets"):
-        posenc.dot_product_profile([np.nan], 4)
+        posenc.analysis.dot_product_profile([np.nan], 4)
     with pytest.raises(ValueError, match="offsets"):
-        posenc.dot_product_profile(np.zeros((2, 2)), 4)
+        posenc.analysis.dot_product_profile(np.zeros((2, 2)), 4)
     with pytest.raises(TypeError, match="offsets"):
-        posenc.dot_product_profile(2.5, 4)
+        posenc.analysis.dot_product_profile(2.5, 4)
     with pytest.raises(ValueError, match="d_model"):
-        posenc.dot_product_profile(3, 5)
+        posenc.analysis.dot_product_profile(3, 5)
     with pytest.raises(ValueError, match="base"):
-        posenc.dot_product_profile(3, 4, base=1.0)
+        posenc.analysis.dot_product_profile(3, 4, base=1.0)
 
 
 def test_toeplitz_deviation_hand():
     toeplitz = np.array([[1.0, 2.0, 3.0], [4.0, 1.0, 2.0], [5.0, 4.0, 1.0]])
-    assert posenc.toeplitz_deviation(toeplitz) == 0.0
+    assert posenc.analysis.toeplitz_deviation(toeplitz) == 0.0
     # Entry (1,1) = 5 vs its diagonal's first entry 1: deviation 4.
-    assert posenc.toeplitz_deviation(np.array([[1.0, 2.0], [3.0, 5.0]])) == 4.0
-    assert posenc.toeplitz_deviation(np.array([[7]])) == 0.0
+    assert posenc.analysis.toeplitz_deviation(np.array([[1.0, 2.0], [3.0, 5.0]])) == 4.0
+    assert posenc.analysis.toeplitz_deviation(np.array([[7]])) == 0.0
     with pytest.raises(ValueError, match="matrix"):
-        posenc.toeplitz_deviation(np.zeros((2, 3)))
+        posenc.analysis.toeplitz_deviation(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="matrix"):
-        posenc.toeplitz_deviation(np.zeros(3))
+        posenc.analysis.toeplitz_deviation(np.zeros(3))
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
@@ -202,8 +202,8 @@ def test_toeplitz_deviation_property(seed, n):
     rng = np.random.default_rng(seed)
     c = rng.normal(size=2 * n - 1)  # c[n-1 + i - j] is constant along diagonals
     a = np.array([[c[n - 1 + i - j] for j in range(n)] for i in range(n)])
-    assert posenc.toeplitz_deviation(a) == 0.0
+    assert posenc.analysis.toeplitz_deviation(a) == 0.0
     if n >= 2:
         b = a.copy()
         b[n - 1, n - 1] += 0.75  # breaks the main diagonal (its first entry is (0, 0))
-        assert posenc.toeplitz_deviation(b) == abs(b[n - 1, n - 1] - b[0, 0]) > 0.7
+        assert posenc.analysis.toeplitz_deviation(b) == abs(b[n - 1, n - 1] - b[0, 0]) > 0.7

@@ -505,7 +505,7 @@ def test_fit_linear_map_recovers_a_known_map(d_in, d_out, data):
     target = np.array(
         [[sum(int(m[o, c]) * int(s[c]) for c in range(d_in)) for o in range(d_out)] for s in source]
     )
-    got = posenc.fit_linear_map(source.tolist(), target.astype(np.int16), rcond=np.float32(1e-12))
+    got = posenc.analysis.fit_linear_map(source.tolist(), target.astype(np.int16), rcond=np.float32(1e-12))
     np.testing.assert_allclose(got, m, rtol=0, atol=1e-12)
 
 
@@ -519,7 +519,7 @@ def test_fit_shift_matrix_recovers_the_exact_shift(layout, offset):
         perm = [0, 2, 4, 1, 3, 5]
         ref = ref[np.ix_(perm, perm)]
     for structure in ("full", "block"):
-        got = posenc.fit_shift_matrix(pe, np.int16(offset), structure=structure, layout=layout)
+        got = posenc.analysis.fit_shift_matrix(pe, np.int16(offset), structure=structure, layout=layout)
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9)
 
 
@@ -533,7 +533,7 @@ def test_shift_matrix_angles_reads_back_the_angles(angles, layout):
     for i, th in enumerate(angles):
         a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
         m[a, a], m[a, b], m[b, a], m[b, b] = math.cos(th), math.sin(th), -math.sin(th), math.cos(th)
-    got = posenc.shift_matrix_angles(m.tolist(), layout=layout)
+    got = posenc.analysis.shift_matrix_angles(m.tolist(), layout=layout)
     np.testing.assert_allclose(got, angles, rtol=0, atol=4 * EPS)
 
 
@@ -550,7 +550,7 @@ def test_shift_matrix_angles_reads_back_the_angles(angles, layout):
     period=st.sampled_from([2 * math.pi, 1.0, 7, 0.001, 360.0]),
 )
 def test_wrap_angle_matches_the_exact_residue(x, period):
-    got = posenc.wrap_angle(x, period)
+    got = posenc.analysis.wrap_angle(x, period)
     p = float(period)
     assert np.all(got >= -p / 2) and np.all(got < p / 2)
     with mpmath.workprec(MP_PREC):
@@ -570,7 +570,7 @@ def test_wrap_angle_matches_the_exact_residue(x, period):
 )
 def test_functional_equation_residual_of_a_square(m, n, period):
     # phi(p) = p^2: phi(m) - phi(n) - phi(m - n) = 2 n (m - n), exact in float64 here.
-    got = posenc.functional_equation_residual(
+    got = posenc.analysis.functional_equation_residual(
         lambda p: p.astype(np.float64) ** 2, m, np.int32(n), period=period
     )
     exact = [2 * n * (mm - n) for mm in m]
@@ -600,7 +600,7 @@ def test_gram_statistics_and_offsets_with_integer_tables(rows, cols, dtype, data
     gram = [[sum(a * b for a, b in zip(r1, r2, strict=True)) for r2 in py] for r1 in py]
     assert posenc.dot_product_distance(pe).tolist() == gram
     means = [Fraction(sum(gram[p][p + k] for p in range(rows - k)), rows - k) for k in range(rows)]
-    np.testing.assert_allclose(posenc.mean_dot_by_offset(pe), [float(v) for v in means], rtol=EPS)
+    np.testing.assert_allclose(posenc.analysis.mean_dot_by_offset(pe), [float(v) for v in means], rtol=EPS)
     stats = posenc.encoding_statistics(pe)
     np.testing.assert_allclose(stats.norms, [math.sqrt(sum(v * v for v in r)) for r in py], rtol=2 * EPS)
     col = [[r[c] for r in py] for c in range(cols)]
@@ -611,7 +611,7 @@ def test_gram_statistics_and_offsets_with_integer_tables(rows, cols, dtype, data
     if rows == cols:
         first = [[py[i - min(i, j)][j - min(i, j)] for j in range(rows)] for i in range(rows)]
         deviation = max(abs(py[i][j] - first[i][j]) for i in range(rows) for j in range(rows))
-        assert posenc.toeplitz_deviation(pe) == deviation
+        assert posenc.analysis.toeplitz_deviation(pe) == deviation
 
 
 @settings(max_examples=25)
@@ -622,7 +622,7 @@ def test_gram_statistics_and_offsets_with_integer_tables(rows, cols, dtype, data
     d=even_d,
 )
 def test_dot_product_profile_matches_mpmath(offsets, d):
-    got = posenc.dot_product_profile(offsets, d)
+    got = posenc.analysis.dot_product_profile(offsets, d)
     omegas = mp_omegas(d)
     w = rounded_omegas(d)
     with mpmath.workprec(MP_PREC):
@@ -660,7 +660,7 @@ POSITION_ARRAY_SITES = [
     (lambda v: list(posenc.iter_sinusoidal_blocks(v, 4)), "positions"),
     (lambda v: posenc.apply_rope(np.ones((len(v), 4)), v), "positions"),
     (lambda v: posenc.rope_decay_bound(4, distances=v), "distances"),
-    (lambda v: posenc.dot_product_profile(v, 4), "offsets"),
+    (lambda v: posenc.analysis.dot_product_profile(v, 4), "offsets"),
 ]
 # Sites that take a position-like *scalar*.
 POSITION_SCALAR_SITES = [
@@ -680,9 +680,9 @@ def test_positions_beyond_2_53_are_refused_everywhere(big, sign):
         refuses(ValueError, name, site, [0.0, v] if isinstance(v, float) else np.array([0, v]))
     for site, name in POSITION_SCALAR_SITES:
         refuses(ValueError, name, site, v)
-    refuses(ValueError, "x", posenc.wrap_angle, [v * 1e3 if isinstance(v, float) else float(v) * 1e3])
+    refuses(ValueError, "x", posenc.analysis.wrap_angle, [v * 1e3 if isinstance(v, float) else float(v) * 1e3])
     if isinstance(v, int):
-        refuses(ValueError, "m", posenc.functional_equation_residual, lambda p: p * 1.0, [v], [0])
+        refuses(ValueError, "m", posenc.analysis.functional_equation_residual, lambda p: p * 1.0, [v], [0])
         refuses(ValueError, "query_offset", posenc.shaw_relative_positions, 2, 2, 1, query_offset=v)
         refuses(ValueError, "query_offset", posenc.t5_bias, np.zeros((32, 1)), 2, 2, query_offset=v)
         refuses(ValueError, "max_distance", posenc.t5_bucket_thresholds, max_distance=v)
@@ -708,18 +708,18 @@ ARRAY_SITES = [
     (lambda v: posenc.shaw_relative_logits(v, X4, np.ones((3, 4)), 1), "q", (3, 4)),
     (lambda v: posenc.shaw_relative_logits(X4, v, np.ones((3, 4)), 1), "k", (3, 4)),
     (lambda v: posenc.shaw_relative_logits(X4, X4, v, 1), "rel_key_embeddings", (3, 4)),
-    (lambda v: posenc.fit_linear_map(v, X4), "source", (3, 4)),
-    (lambda v: posenc.fit_linear_map(X4, v), "target", (3, 4)),
-    (lambda v: posenc.fit_shift_matrix(v, 1), "pe", (5, 4)),
-    (lambda v: posenc.shift_matrix_angles(v), "m", (4, 4)),
-    (lambda v: posenc.wrap_angle(v), "x", (3,)),
-    (lambda v: posenc.functional_equation_residual(lambda p: p * 1.0, v, 1), "m", (3,)),
-    (lambda v: posenc.functional_equation_residual(lambda p: p * 1.0, 1, v), "n", (3,)),
+    (lambda v: posenc.analysis.fit_linear_map(v, X4), "source", (3, 4)),
+    (lambda v: posenc.analysis.fit_linear_map(X4, v), "target", (3, 4)),
+    (lambda v: posenc.analysis.fit_shift_matrix(v, 1), "pe", (5, 4)),
+    (lambda v: posenc.analysis.shift_matrix_angles(v), "m", (4, 4)),
+    (lambda v: posenc.analysis.wrap_angle(v), "x", (3,)),
+    (lambda v: posenc.analysis.functional_equation_residual(lambda p: p * 1.0, v, 1), "m", (3,)),
+    (lambda v: posenc.analysis.functional_equation_residual(lambda p: p * 1.0, 1, v), "n", (3,)),
     (lambda v: posenc.dot_product_distance(v), "pe", (3, 4)),
     (lambda v: posenc.encoding_statistics(v), "pe", (3, 4)),
-    (lambda v: posenc.mean_dot_by_offset(v), "pe", (3, 4)),
-    (lambda v: posenc.dot_product_profile(v, 4), "offsets", (3,)),
-    (lambda v: posenc.toeplitz_deviation(v), "matrix", (3, 3)),
+    (lambda v: posenc.analysis.mean_dot_by_offset(v), "pe", (3, 4)),
+    (lambda v: posenc.analysis.dot_product_profile(v, 4), "offsets", (3,)),
+    (lambda v: posenc.analysis.toeplitz_deviation(v), "matrix", (3, 3)),
 ]
 ARRAY_IDS = [f"{name}-{i}" for i, (_, name, _) in enumerate(ARRAY_SITES)]
 
@@ -765,8 +765,8 @@ def test_non_finite_arrays_are_refused(site, name, shape, bad):
         (lambda: posenc.rope_matrix(4, 1 + 0j), "position"),
         (lambda: posenc.frequencies(4, base=10 + 0j), "base"),
         (lambda: posenc.rope_frequencies(4, {"rope_type": "linear", "factor": 2j}), "factor"),
-        (lambda: posenc.wrap_angle(1.0, period=1j), "period"),
-        (lambda: posenc.fit_linear_map(X4, X4, rcond=1j), "rcond"),
+        (lambda: posenc.analysis.wrap_angle(1.0, period=1j), "period"),
+        (lambda: posenc.analysis.fit_linear_map(X4, X4, rcond=1j), "rcond"),
         (lambda: posenc.sinusoidal_encoding(1j, 4), "positions"),
         (lambda: posenc.t5_relative_position_bucket(1j), "relative_position"),
     ],
@@ -809,11 +809,11 @@ SIZE_SITES = [
         ),
         "q_len, k_len",
     ),
-    (lambda: posenc.fit_linear_map(_zeros_view((1, 2**15)), _zeros_view((1, 2**15))), "source.shape[1]"),
-    (lambda: posenc.fit_shift_matrix(_zeros_view((2, 2**15)), 1), "pe.shape[1]"),
+    (lambda: posenc.analysis.fit_linear_map(_zeros_view((1, 2**15)), _zeros_view((1, 2**15))), "source.shape[1]"),
+    (lambda: posenc.analysis.fit_shift_matrix(_zeros_view((2, 2**15)), 1), "pe.shape[1]"),
     (lambda: posenc.dot_product_distance(_zeros_view((2**15, 2))), "pe.shape[0]"),
-    (lambda: posenc.mean_dot_by_offset(_zeros_view((2**15, 2))), "pe.shape[0]"),
-    (lambda: posenc.dot_product_profile(2**20, 2**10), "offsets"),
+    (lambda: posenc.analysis.mean_dot_by_offset(_zeros_view((2**15, 2))), "pe.shape[0]"),
+    (lambda: posenc.analysis.dot_product_profile(2**20, 2**10), "offsets"),
 ]
 
 
@@ -847,10 +847,10 @@ BOOL_FOR_INT_SITES = [
     (lambda b: posenc.t5_bias(np.zeros((32, 1)), 2, 2, query_offset=b), "query_offset"),
     (lambda b: posenc.shaw_relative_positions(2, 2, b), "max_relative_position"),
     (lambda b: posenc.shaw_relative_positions(2, 2, 1, query_offset=b), "query_offset"),
-    (lambda b: posenc.fit_shift_matrix(PE6, b), "offset"),
-    (lambda b: posenc.fit_linear_map(X4, X4, rcond=b), "rcond"),
-    (lambda b: posenc.dot_product_profile(3, b), "d_model"),
-    (lambda b: posenc.functional_equation_residual(lambda p: p * 1.0, b, 1), "m"),
+    (lambda b: posenc.analysis.fit_shift_matrix(PE6, b), "offset"),
+    (lambda b: posenc.analysis.fit_linear_map(X4, X4, rcond=b), "rcond"),
+    (lambda b: posenc.analysis.dot_product_profile(3, b), "d_model"),
+    (lambda b: posenc.analysis.functional_equation_residual(lambda p: p * 1.0, b, 1), "m"),
 ]
 
 
@@ -949,18 +949,18 @@ def test_dynamic_scaling_at_the_position_limit_is_finite():
 OTHER_BAD = [
     (lambda: posenc.sinusoidal_encoding(4, 4, layout=np.array(["split"])), TypeError, "layout"),
     (lambda: posenc.apply_rope(X4, layout=["half"]), TypeError, "layout"),
-    (lambda: posenc.fit_shift_matrix(PE6, 1, structure=np.array([1, 2])), TypeError, "structure"),
+    (lambda: posenc.analysis.fit_shift_matrix(PE6, 1, structure=np.array([1, 2])), TypeError, "structure"),
     (lambda: posenc.alibi_bias_key_form(2, 2, convention=None), TypeError, "convention"),
     (lambda: posenc.sinusoidal_encoding(4, 4, dtype=np.int16), TypeError, "dtype"),
     (lambda: posenc.frequencies(4, base=1.0), ValueError, "base"),
     (lambda: posenc.rope_decay_bound(4, distances=[1.0], base=NAN), ValueError, "base"),
-    (lambda: posenc.wrap_angle([1.0], period=0.0), ValueError, "period"),
-    (lambda: posenc.fit_linear_map(X4, X4, rcond=-1.0), ValueError, "rcond"),
-    (lambda: posenc.fit_linear_map(X4, X4, rcond="0"), TypeError, "rcond"),
-    (lambda: posenc.fit_linear_map(X4, np.ones((2, 4))), ValueError, "rows"),
-    (lambda: posenc.fit_shift_matrix(PE6, 8), ValueError, "offset"),
-    (lambda: posenc.fit_shift_matrix(PE6, 1.0), TypeError, "offset"),
-    (lambda: posenc.shift_matrix_angles(np.ones((3, 3))), ValueError, "m.shape"),
+    (lambda: posenc.analysis.wrap_angle([1.0], period=0.0), ValueError, "period"),
+    (lambda: posenc.analysis.fit_linear_map(X4, X4, rcond=-1.0), ValueError, "rcond"),
+    (lambda: posenc.analysis.fit_linear_map(X4, X4, rcond="0"), TypeError, "rcond"),
+    (lambda: posenc.analysis.fit_linear_map(X4, np.ones((2, 4))), ValueError, "rows"),
+    (lambda: posenc.analysis.fit_shift_matrix(PE6, 8), ValueError, "offset"),
+    (lambda: posenc.analysis.fit_shift_matrix(PE6, 1.0), TypeError, "offset"),
+    (lambda: posenc.analysis.shift_matrix_angles(np.ones((3, 3))), ValueError, "m.shape"),
     (
         lambda: posenc.shaw_relative_logits(np.ones((2, 3, 4)), np.ones((3, 5, 4)), np.ones((3, 4)), 1),
         ValueError,
@@ -969,20 +969,20 @@ OTHER_BAD = [
     (lambda: posenc.shaw_relative_positions(2, 2, -1), ValueError, "max_relative_position"),
     (lambda: posenc.t5_relative_position_bucket([1.0, 2.0]), TypeError, "relative_position"),
     (lambda: posenc.t5_relative_position_bucket([2**70]), TypeError, "relative_position"),
-    (lambda: posenc.functional_equation_residual(lambda p: p * np.inf, [1], [2]), ValueError, "phi"),
+    (lambda: posenc.analysis.functional_equation_residual(lambda p: p * np.inf, [1], [2]), ValueError, "phi"),
     (
-        lambda: posenc.functional_equation_residual(lambda p: (p * 1.0) ** 2 * 1e300, [1], [2], period=1.0),
+        lambda: posenc.analysis.functional_equation_residual(lambda p: (p * 1.0) ** 2 * 1e300, [1], [2], period=1.0),
         ValueError,
         "period",
     ),
-    (lambda: posenc.functional_equation_residual(lambda p: p + 0j, [1], [2]), TypeError, "phi"),
+    (lambda: posenc.analysis.functional_equation_residual(lambda p: p + 0j, [1], [2]), TypeError, "phi"),
     (lambda: posenc.apply_rope(np.full((2, 4), 6e4, dtype=np.float16), [0.7, 0.8]), ValueError, "x"),
     (lambda: posenc.apply_rope(X4, [0, 1]), ValueError, "positions"),
     (lambda: posenc.apply_rope(np.ones((3, 5))), ValueError, "d_head"),
     (lambda: posenc.dot_product_distance(np.full((2, 2), 1e200)), ValueError, "pe"),
     (lambda: posenc.encoding_statistics(np.full((2, 2), 1e200)), ValueError, "pe"),
-    (lambda: posenc.toeplitz_deviation([[1e308, 0.0], [0.0, -1e308]]), ValueError, "matrix"),
-    (lambda: posenc.toeplitz_deviation(np.ones((2, 3))), ValueError, "matrix"),
+    (lambda: posenc.analysis.toeplitz_deviation([[1e308, 0.0], [0.0, -1e308]]), ValueError, "matrix"),
+    (lambda: posenc.analysis.toeplitz_deviation(np.ones((2, 3))), ValueError, "matrix"),
     (
         lambda: posenc.shaw_relative_logits(
             np.full((2, 4), 1e200), np.full((2, 4), 1e200), np.ones((3, 4)), 1
@@ -1029,7 +1029,7 @@ def test_non_integers_are_refused_where_an_int_is_meant(bad):
         refuses(TypeError, name, site, bad)
 
 
-MODULES = ("sinusoidal", "rope", "alibi", "relative", "rotation", "functional", "analysis")
+MODULES = ("sinusoidal", "rope", "alibi", "relative", "analysis.rotation", "analysis.functional", "analysis.statistics")
 COVERED = {
     "SinusoidalPositionalEncoding", "frequencies", "wavelengths", "sinusoidal_encoding",
     "iter_sinusoidal_blocks", "interleaved_to_split", "relative_position_matrix",
@@ -1055,4 +1055,4 @@ def test_every_public_function_of_the_modules_is_covered_here():
             if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
                 public.add(name)
     assert public == COVERED, f"not covered: {public - COVERED}; stale: {COVERED - public}"
-    assert all(inspect.getdoc(getattr(posenc, name)) for name in COVERED)
+    assert all(inspect.getdoc(getattr(posenc, name, None) or getattr(posenc.analysis, name)) for name in COVERED)

@@ -26,7 +26,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import posenc
-from posenc.probe import AttentionProbe
+from posenc.analysis.probe import AttentionProbe
 
 EPS = 2.0**-52
 MP_PREC = 300
@@ -273,7 +273,7 @@ def test_learned_sinusoidal_init_is_the_exact_table(max_len, half):
 def test_position_readout_predict_by_hand(data, d, n, bias):
     w = data.draw(st.lists(finite, min_size=d, max_size=d))
     Y = _arrays(data.draw, (n, d), np.int8)
-    readout = posenc.PositionReadout(w, bias, [])
+    readout = posenc.analysis.PositionReadout(w, bias, [])
     got = readout.predict(Y.tolist())
     for i in range(n):
         want = math.fsum([*(float(Y[i, t]) * w[t] for t in range(d)), bias])
@@ -293,7 +293,7 @@ def test_fit_position_readout_two_steps_by_hand(seed, L, d, B, train_embedding):
     target = np.arange(L + 1, dtype=np.int64)  # integer target, promoted
     pe = posenc.LearnedPositionalEncoding(L + 1, d, seed=1)
     E = pe.embedding.copy()
-    got = posenc.fit_position_readout(
+    got = posenc.analysis.fit_position_readout(
         pe,
         target,
         train_len=L,
@@ -339,9 +339,9 @@ def test_fit_position_readout_two_steps_by_hand(seed, L, d, B, train_embedding):
 
 @given(length=st.integers(1, 300))
 def test_integer_and_normalized_encodings_are_exact_quotients(length):
-    assert posenc.integer_encoding(length)[:, 0].tolist() == [float(p) for p in range(length)]
-    ends = posenc.normalized_encoding(np.int32(length))[:, 0].tolist()
-    frac = posenc.normalized_encoding(length, mode="fraction")[:, 0].tolist()
+    assert posenc.analysis.integer_encoding(length)[:, 0].tolist() == [float(p) for p in range(length)]
+    ends = posenc.analysis.normalized_encoding(np.int32(length))[:, 0].tolist()
+    frac = posenc.analysis.normalized_encoding(length, mode="fraction")[:, 0].tolist()
     assert ends == [float(Fraction(p, max(length - 1, 1))) for p in range(length)]
     assert frac == [float(Fraction(p, length)) for p in range(length)]
 
@@ -349,7 +349,7 @@ def test_integer_and_normalized_encodings_are_exact_quotients(length):
 @given(n_bits=st.integers(1, 80), data=st.data())
 def test_binary_encoding_is_the_bits(n_bits, data):
     length = data.draw(st.integers(1, min(2**n_bits, 300)))
-    got = posenc.binary_encoding(length, n_bits)
+    got = posenc.analysis.binary_encoding(length, n_bits)
     assert got.shape == (length, n_bits)
     for p in range(length):
         assert got[p].tolist() == [float(ch) for ch in format(p, f"0{n_bits}b")]
@@ -366,7 +366,7 @@ def test_binary_encoding_is_the_bits(n_bits, data):
 def test_sine_encoding_is_the_sine_of_the_exact_product(length, frequency):
     if not math.isfinite(abs(frequency) * (length - 1)):
         length = 2
-    got = posenc.sine_encoding(length, frequency=frequency)[:, 0]
+    got = posenc.analysis.sine_encoding(length, frequency=frequency)[:, 0]
     with mpmath.workprec(MP_PREC):
         want = [float(mpmath.sin(mpmath.mpf(frequency) * p)) for p in range(length)]
     np.testing.assert_allclose(got, want, rtol=0, atol=8 * EPS)
@@ -390,16 +390,16 @@ def test_neighbour_and_min_pairwise_distances_against_mpmath(data, L, d):
     neighbours = [exact[(p, p + 1)] for p in range(L - 1)]
     if any(v > FLOAT_MAX for v in neighbours):
         with pytest.raises(ValueError, match="pe"):
-            posenc.neighbour_distances(table)
+            posenc.analysis.neighbour_distances(table)
     else:
-        got = posenc.neighbour_distances(table.tolist())
+        got = posenc.analysis.neighbour_distances(table.tolist())
         np.testing.assert_allclose(got, [float(v) for v in neighbours], rtol=8 * EPS, atol=0)
     smallest = min(exact.values())
     if smallest > FLOAT_MAX:
         with pytest.raises(ValueError, match="pe"):
-            posenc.min_pairwise_distance(table)
+            posenc.analysis.min_pairwise_distance(table)
     else:
-        assert posenc.min_pairwise_distance(table) == pytest.approx(float(smallest), rel=8 * EPS, abs=0)
+        assert posenc.analysis.min_pairwise_distance(table) == pytest.approx(float(smallest), rel=8 * EPS, abs=0)
 
 
 @given(data=st.data(), n=st.integers(3, 12), d=st.integers(1, 2), scale_by_length=st.booleans())
@@ -415,13 +415,13 @@ def test_predicates_against_direct_loops(data, n, d, scale_by_length):
     lengths = sorted(set(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=4))))
     rows = {L: [[float(x) / (L if scale_by_length else 1) for x in T[p]] for p in range(L)] for L in lengths}
     bound = data.draw(st.floats(0, 4))
-    assert posenc.is_bounded(encode, lengths, bound=bound) == all(
+    assert posenc.analysis.is_bounded(encode, lengths, bound=bound) == all(
         abs(x) <= bound for L in lengths for r in rows[L] for x in r
     )
-    assert posenc.is_unique(encode, np.array(lengths)) == all(
+    assert posenc.analysis.is_unique(encode, np.array(lengths)) == all(
         len({tuple(r) for r in rows[L]}) == L for L in lengths
     )
-    assert posenc.is_length_consistent(encode, tuple(lengths), atol=0.0) == all(
+    assert posenc.analysis.is_length_consistent(encode, tuple(lengths), atol=0.0) == all(
         rows[a][p] == rows[b][p] for a in lengths for b in lengths if a < b for p in range(a)
     )
     k = data.draw(st.integers(1, n))
@@ -432,10 +432,10 @@ def test_predicates_against_direct_loops(data, n, d, scale_by_length):
         dist = [math.dist(rows[L][p + k], rows[L][p]) for p in range(L - k)]
         return max(dist) - min(dist) <= 1e-9 * max(max(dist), 1e-300)
 
-    assert posenc.is_shift_consistent(encode, lengths, offsets=[k]) == all(shift_ok(L) for L in lengths)
+    assert posenc.analysis.is_shift_consistent(encode, lengths, offsets=[k]) == all(shift_ok(L) for L in lengths)
     train = data.draw(st.integers(1, n))
     test = train + data.draw(st.integers(1, 4))
-    assert posenc.is_defined_beyond(encode, train, test) == (test <= n)
+    assert posenc.analysis.is_defined_beyond(encode, train, test) == (test <= n)
     tol = data.draw(st.sampled_from([0.0, 0.01, 0.5]))
     if test <= n:
         seen = [[float(x) / (train if scale_by_length else 1) for x in T[p]] for p in range(train)]
@@ -449,13 +449,13 @@ def test_predicates_against_direct_loops(data, n, d, scale_by_length):
         )
     else:
         want = False
-    assert posenc.stays_in_training_range(encode, train, test, tol=tol) == want
+    assert posenc.analysis.stays_in_training_range(encode, train, test, tol=tol) == want
 
 
 def test_stays_in_training_range_with_a_range_wider_than_float64():
     table = np.array([[-1.5e308], [1.5e308], [1.7e308], [-1.7e308]])
-    assert posenc.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.1)  # margin overflows to inf
-    assert not posenc.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.0)
+    assert posenc.analysis.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.1)  # margin overflows to inf
+    assert not posenc.analysis.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -467,7 +467,7 @@ def test_stays_in_training_range_with_a_range_wider_than_float64():
     n_seq=st.integers(1, 4), length=st.integers(1, 6), vocab=st.integers(1, 2**53), seed=st.integers(0, 2**70)
 )
 def test_copy_task_is_the_documented_generator(n_seq, length, vocab, seed):
-    got = posenc.copy_task(n_seq, length, vocab, seed=seed)
+    got = posenc.analysis.copy_task(n_seq, length, vocab, seed=seed)
     want = np.random.default_rng(seed).integers(0, vocab, size=(n_seq, length), dtype=np.int64)
     np.testing.assert_array_equal(got, want)
     assert got.dtype == np.int64 and 0 <= got.min() and got.max() < vocab
@@ -478,7 +478,7 @@ def test_copy_task_is_the_documented_generator(n_seq, length, vocab, seed):
     offset=st.integers(0, 10**30),
 )
 def test_copy_targets_by_hand(tokens, offset):
-    got = posenc.copy_targets(tokens, offset)
+    got = posenc.analysis.copy_targets(tokens, offset)
     for b, row in enumerate(tokens):
         for i in range(3):
             assert got[b, i] == (row[i - offset] if i >= offset else -1)
@@ -548,7 +548,7 @@ def test_probe_scores_weights_predictions_by_hand(method, seed, slope, L, vocab,
 @given(seed=st.integers(0, 1000), train_len=st.integers(2, 5), vocab=st.integers(2, 5), slope=st.floats(0, 3))
 def test_fit_probe_first_loss_and_probe_accuracy_by_hand(seed, train_len, vocab, slope):
     offset = 1
-    probe, losses = posenc.fit_probe(
+    probe, losses = posenc.analysis.fit_probe(
         "alibi",
         train_len=train_len,
         offset=offset,
@@ -573,7 +573,7 @@ def test_fit_probe_first_loss_and_probe_accuracy_by_hand(seed, train_len, vocab,
     assert losses[0] == pytest.approx(math.fsum(terms) / len(terms), rel=1e-12)
     # accuracy of the trained probe, predictions written out from its parameters
     length, n_seq, acc_seed = train_len + 2, 3, seed + 7
-    acc = posenc.probe_accuracy(probe, length, offset, n_seq=n_seq, seed=acc_seed)
+    acc = posenc.analysis.probe_accuracy(probe, length, offset, n_seq=n_seq, seed=acc_seed)
     toks = np.random.default_rng(acc_seed).integers(0, vocab, size=(n_seq, length))
     C = probe.params["C"]
     hits = total = 0
@@ -621,7 +621,7 @@ def _mp_J(k, base):
 def test_cosine_integral_against_mpmath(x):
     with mpmath.workprec(MP_PREC):
         want = float(mpmath.ci(_mp(x)))
-    assert posenc.cosine_integral(x) == pytest.approx(want, rel=0, abs=2e-15 * max(1.0, abs(want)))
+    assert posenc.analysis.cosine_integral(x) == pytest.approx(want, rel=0, abs=2e-15 * max(1.0, abs(want)))
 
 
 @settings(max_examples=40)
@@ -629,8 +629,8 @@ def test_cosine_integral_against_mpmath(x):
 def test_oscillatory_integral_and_integral_approximation(k, base, d):
     want = float(_mp_J(k, base))
     tol = 4e-15 / math.log(base) + 2.0**-51
-    assert posenc.oscillatory_integral(k, base) == pytest.approx(want, abs=tol)
-    assert posenc.integral_approximation(k, d, base) == pytest.approx(
+    assert posenc.analysis.oscillatory_integral(k, base) == pytest.approx(want, abs=tol)
+    assert posenc.analysis.integral_approximation(k, d, base) == pytest.approx(
         d / 2 * want, abs=d / 2 * tol + 2 * EPS * d
     )
 
@@ -638,7 +638,7 @@ def test_oscillatory_integral_and_integral_approximation(k, base, d):
 @settings(max_examples=40)
 @given(ks=st.lists(offsets_all, min_size=1, max_size=3), base=bases, d=widths)
 def test_dot_product_sum_is_exact_for_every_finite_offset(ks, base, d):
-    got = posenc.dot_product_sum(np.array(ks), d, base)
+    got = posenc.analysis.dot_product_sum(np.array(ks), d, base)
     om = _mp_omegas_float(d, base)
     with mpmath.workprec(MP_PREC):
         want = [float(mpmath.fsum(mpmath.cos(_mp(k) * w) for w in om)) for k in ks]
@@ -650,7 +650,7 @@ def test_endpoint_correction_against_mpmath(k, base):
     with mpmath.workprec(MP_PREC):
         kk = _mp(k)
         want = float((mpmath.cos(kk) - mpmath.cos(kk / _mp(base))) / 2)
-    assert posenc.endpoint_correction(k, base) == pytest.approx(want, abs=2.0**-50)
+    assert posenc.analysis.endpoint_correction(k, base) == pytest.approx(want, abs=2.0**-50)
 
 
 @given(d=st.integers(1, 2**15).map(lambda h: 2 * h), base=bases)
@@ -660,9 +660,9 @@ def test_width_functions_against_mpmath(d, base):
         # <w^2> as the closed form of the geometric series (checked against the sum below)
         m2 = 2 * (1 - b**-2) / (d * (1 - b ** (mpmath.mpf(-4) / d)))
         onset = mpmath.pi * d / lam
-    assert posenc.mean_square_frequency(d, base) == pytest.approx(float(m2), rel=8 * EPS)
-    assert posenc.aliasing_onset(d, base) == pytest.approx(float(onset), rel=4 * EPS)
-    assert posenc.noise_floor(d) == pytest.approx(math.sqrt(d) / 2, rel=2 * EPS)
+    assert posenc.analysis.mean_square_frequency(d, base) == pytest.approx(float(m2), rel=8 * EPS)
+    assert posenc.analysis.aliasing_onset(d, base) == pytest.approx(float(onset), rel=4 * EPS)
+    assert posenc.analysis.noise_floor(d) == pytest.approx(math.sqrt(d) / 2, rel=2 * EPS)
     if d <= 64:
         om = _mp_omegas_float(d, base)
         with mpmath.workprec(MP_PREC):
@@ -679,28 +679,28 @@ def test_asymptotes_and_envelope_against_mpmath(k, d, base):
         near = d * (1 - kk**2 * m2 / 2) / 2
         if abs(near) > FLOAT_MAX:
             with pytest.raises(ValueError, match=r"\bk\b"):
-                posenc.near_asymptote(k, d, base)
+                posenc.analysis.near_asymptote(k, d, base)
         else:
-            assert posenc.near_asymptote(k, d, base) == pytest.approx(float(near), rel=16 * EPS, abs=d * EPS)
+            assert posenc.analysis.near_asymptote(k, d, base) == pytest.approx(float(near), rel=16 * EPS, abs=d * EPS)
         if kk == 0:
             return
         log_ = d * (lam - mpmath.log(kk) - mpmath.euler) / (2 * lam)
-        assert posenc.log_asymptote(k, d, base) == pytest.approx(
+        assert posenc.analysis.log_asymptote(k, d, base) == pytest.approx(
             float(log_), abs=8 * EPS * d * (1 + float(abs(mpmath.log(kk))))
         )
         env = d * (b + 1) / (2 * kk * lam)
         if env > FLOAT_MAX:
             with pytest.raises(ValueError, match=r"\bk\b"):
-                posenc.far_envelope(k, d, base)
+                posenc.analysis.far_envelope(k, d, base)
         else:
-            assert posenc.far_envelope(k, d, base) == pytest.approx(float(env), rel=8 * EPS)
+            assert posenc.analysis.far_envelope(k, d, base) == pytest.approx(float(env), rel=8 * EPS)
         t = mpmath.log(lam * kk / (mpmath.pi * d)) / lam
         t = min(max(t, 0), 1)
-        assert posenc.aliased_fraction(k, d, base) == pytest.approx(float(t), abs=8 * EPS)
+        assert posenc.analysis.aliased_fraction(k, d, base) == pytest.approx(float(t), abs=8 * EPS)
         if kk <= 2**53:
             far = d * (mpmath.sin(kk) - b * mpmath.sin(kk / b)) / (2 * kk * lam)
             if env <= FLOAT_MAX:
-                assert posenc.far_asymptote(k, d, base) == pytest.approx(
+                assert posenc.analysis.far_asymptote(k, d, base) == pytest.approx(
                     float(far), abs=16 * EPS * float(env)
                 )
 
@@ -746,13 +746,13 @@ def _fit_readout(**kw):
     args = {"train_len": 2, "steps": 1}
     args.update(kw)
     target = args.pop("target", [0.0, 1.0, 2.0, 3.0])
-    return posenc.fit_position_readout(_fresh_pe(), target, **args)
+    return posenc.analysis.fit_position_readout(_fresh_pe(), target, **args)
 
 
 def _fit_probe(**kw):
     args = {"train_len": 3, "steps": 1, "batch": 2, "d": 4, "vocab": 4}
     args.update(kw)
-    return posenc.fit_probe(args.pop("method", "alibi"), **args)
+    return posenc.analysis.fit_probe(args.pop("method", "alibi"), **args)
 
 
 def _encode_returning(table):
@@ -795,36 +795,36 @@ ARRAY_SITES = [
     ),
     ("forward", "X", (1, 2, 3), lambda a: _fresh_pe().forward(a), [(2, 3), (1, 2, 4), (1, 5, 3)], False),
     ("backward", "grad_output", (1, 2, 3), _backward, [(2, 3), (1, 3, 3)], False),
-    ("PositionReadout", "weight", (3,), lambda a: posenc.PositionReadout(a, 0.0, []), [(3, 1)], False),
+    ("PositionReadout", "weight", (3,), lambda a: posenc.analysis.PositionReadout(a, 0.0, []), [(3, 1)], False),
     (
         "predict",
         "Y",
         (2, 3),
-        lambda a: posenc.PositionReadout(np.ones(3), 0.0, []).predict(a),
+        lambda a: posenc.analysis.PositionReadout(np.ones(3), 0.0, []).predict(a),
         [(2, 2), ()],
         False,
     ),
     ("fit_position_readout", "target", (4,), lambda a: _fit_readout(target=a), [(4, 1), (1,)], False),
-    ("neighbour_distances", "pe", (3, 2), lambda a: posenc.neighbour_distances(a), [(3,), (1, 2)], False),
-    ("min_pairwise_distance", "pe", (3, 2), lambda a: posenc.min_pairwise_distance(a), [(3,), (1, 2)], False),
+    ("neighbour_distances", "pe", (3, 2), lambda a: posenc.analysis.neighbour_distances(a), [(3,), (1, 2)], False),
+    ("min_pairwise_distance", "pe", (3, 2), lambda a: posenc.analysis.min_pairwise_distance(a), [(3,), (1, 2)], False),
     (
         "is_bounded",
         "encode",
         (3, 2),
-        lambda a: posenc.is_bounded(_encode_returning(a), [3]),
+        lambda a: posenc.analysis.is_bounded(_encode_returning(a), [3]),
         [(3,), (2, 2)],
         False,
     ),
-    ("cosine_integral", "x", (3,), lambda a: posenc.cosine_integral(a), [], False),
-    ("oscillatory_integral", "k", (3,), lambda a: posenc.oscillatory_integral(a), [], False),
-    ("integral_approximation", "k", (2, 2), lambda a: posenc.integral_approximation(a, 4), [], False),
-    ("dot_product_sum", "k", (3,), lambda a: posenc.dot_product_sum(a, 4), [], False),
-    ("endpoint_correction", "k", (3,), lambda a: posenc.endpoint_correction(a), [], False),
-    ("near_asymptote", "k", (3,), lambda a: posenc.near_asymptote(a, 4), [], False),
-    ("log_asymptote", "k", (3,), lambda a: posenc.log_asymptote(a, 4), [], False),
-    ("far_asymptote", "k", (3,), lambda a: posenc.far_asymptote(a, 4), [], False),
-    ("far_envelope", "k", (3,), lambda a: posenc.far_envelope(a, 4), [], False),
-    ("aliased_fraction", "k", (3,), lambda a: posenc.aliased_fraction(a, 4), [], False),
+    ("cosine_integral", "x", (3,), lambda a: posenc.analysis.cosine_integral(a), [], False),
+    ("oscillatory_integral", "k", (3,), lambda a: posenc.analysis.oscillatory_integral(a), [], False),
+    ("integral_approximation", "k", (2, 2), lambda a: posenc.analysis.integral_approximation(a, 4), [], False),
+    ("dot_product_sum", "k", (3,), lambda a: posenc.analysis.dot_product_sum(a, 4), [], False),
+    ("endpoint_correction", "k", (3,), lambda a: posenc.analysis.endpoint_correction(a), [], False),
+    ("near_asymptote", "k", (3,), lambda a: posenc.analysis.near_asymptote(a, 4), [], False),
+    ("log_asymptote", "k", (3,), lambda a: posenc.analysis.log_asymptote(a, 4), [], False),
+    ("far_asymptote", "k", (3,), lambda a: posenc.analysis.far_asymptote(a, 4), [], False),
+    ("far_envelope", "k", (3,), lambda a: posenc.analysis.far_envelope(a, 4), [], False),
+    ("aliased_fraction", "k", (3,), lambda a: posenc.analysis.aliased_fraction(a, 4), [], False),
 ]
 ARRAY_IDS = [s[0] for s in ARRAY_SITES]
 
@@ -865,7 +865,7 @@ def test_arrays_refuse_complex_nonfinite_empty_and_wrong_shapes(
 
 
 TOKEN_SITES = [
-    ("copy_targets", lambda t: posenc.copy_targets(t, 1)),
+    ("copy_targets", lambda t: posenc.analysis.copy_targets(t, 1)),
     ("weights", lambda t: _probe().weights(t)),
     ("predict", lambda t: _probe().predict(t)),
     ("loss_and_grads", lambda t: _probe().loss_and_grads(t, 1)),
@@ -896,11 +896,11 @@ COUNT_SITES = [
     ("softmax.axis", "axis", lambda v: posenc.softmax(np.ones((2, 2)), axis=v), -1, 2, -2, False),
     ("causal_mask.q_len", "q_len", lambda v: posenc.causal_mask(v, 4), 2, 10**30, 1, False),
     ("causal_mask.k_len", "k_len", lambda v: posenc.causal_mask(1, v), 2, 10**30, 1, False),
-    ("integer_encoding", "length", lambda v: posenc.integer_encoding(v), 3, 2**40, 1, False),
-    ("normalized_encoding", "length", lambda v: posenc.normalized_encoding(v), 3, 2**40, 1, False),
-    ("binary_encoding.length", "length", lambda v: posenc.binary_encoding(v, 8), 3, 2**40, 1, False),
-    ("binary_encoding.n_bits", "n_bits", lambda v: posenc.binary_encoding(2, v), 3, 10**9, 1, False),
-    ("sine_encoding", "length", lambda v: posenc.sine_encoding(v), 3, 2**40, 1, False),
+    ("integer_encoding", "length", lambda v: posenc.analysis.integer_encoding(v), 3, 2**40, 1, False),
+    ("normalized_encoding", "length", lambda v: posenc.analysis.normalized_encoding(v), 3, 2**40, 1, False),
+    ("binary_encoding.length", "length", lambda v: posenc.analysis.binary_encoding(v, 8), 3, 2**40, 1, False),
+    ("binary_encoding.n_bits", "n_bits", lambda v: posenc.analysis.binary_encoding(2, v), 3, 10**9, 1, False),
+    ("sine_encoding", "length", lambda v: posenc.analysis.sine_encoding(v), 3, 2**40, 1, False),
     ("Learned.max_len", "max_len", lambda v: posenc.LearnedPositionalEncoding(v, 2), 3, 2**40, 1, False),
     ("Learned.d_model", "d_model", lambda v: posenc.LearnedPositionalEncoding(2, v), 3, 2**40, 1, False),
     (
@@ -923,10 +923,10 @@ COUNT_SITES = [
         1,
         False,
     ),
-    ("copy_task.n_seq", "n_seq", lambda v: posenc.copy_task(v, 3, 4), 2, 2**40, 1, False),
-    ("copy_task.length", "length", lambda v: posenc.copy_task(2, v, 4), 2, 2**40, 1, False),
-    ("copy_task.vocab", "vocab", lambda v: posenc.copy_task(2, 3, v), 2, 2**60, 1, False),
-    ("copy_targets.offset", "offset", lambda v: posenc.copy_targets([[1, 2]], v), 1, None, 0, False),
+    ("copy_task.n_seq", "n_seq", lambda v: posenc.analysis.copy_task(v, 3, 4), 2, 2**40, 1, False),
+    ("copy_task.length", "length", lambda v: posenc.analysis.copy_task(2, v, 4), 2, 2**40, 1, False),
+    ("copy_task.vocab", "vocab", lambda v: posenc.analysis.copy_task(2, 3, v), 2, 2**60, 1, False),
+    ("copy_targets.offset", "offset", lambda v: posenc.analysis.copy_targets([[1, 2]], v), 1, None, 0, False),
     ("AttentionProbe.max_len", "max_len", lambda v: _probe(max_len=v), 4, 2**40, 1, False),
     ("AttentionProbe.d", "d", lambda v: _probe(d=v), 4, 2**20, 2, True),
     ("AttentionProbe.vocab", "vocab", lambda v: AttentionProbe("alibi", vocab=v), 4, 2**15, 1, False),
@@ -959,7 +959,7 @@ COUNT_SITES = [
     (
         "probe_accuracy.length",
         "length",
-        lambda v: posenc.probe_accuracy(_probe(), v, 1, n_seq=2),
+        lambda v: posenc.analysis.probe_accuracy(_probe(), v, 1, n_seq=2),
         3,
         2**40,
         2,
@@ -968,7 +968,7 @@ COUNT_SITES = [
     (
         "probe_accuracy.offset",
         "offset",
-        lambda v: posenc.probe_accuracy(_probe(), 3, v, n_seq=2),
+        lambda v: posenc.analysis.probe_accuracy(_probe(), 3, v, n_seq=2),
         1,
         3,
         0,
@@ -977,7 +977,7 @@ COUNT_SITES = [
     (
         "probe_accuracy.n_seq",
         "n_seq",
-        lambda v: posenc.probe_accuracy(_probe(), 3, 1, n_seq=v),
+        lambda v: posenc.analysis.probe_accuracy(_probe(), 3, 1, n_seq=v),
         2,
         2**40,
         1,
@@ -986,7 +986,7 @@ COUNT_SITES = [
     (
         "is_defined_beyond.train",
         "train_length",
-        lambda v: posenc.is_defined_beyond(posenc.integer_encoding, v, 2**20),
+        lambda v: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, v, 2**20),
         3,
         2**40,
         1,
@@ -995,7 +995,7 @@ COUNT_SITES = [
     (
         "is_defined_beyond.test",
         "test_length",
-        lambda v: posenc.is_defined_beyond(posenc.integer_encoding, 1, v),
+        lambda v: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, 1, v),
         3,
         2**40,
         2,
@@ -1004,7 +1004,7 @@ COUNT_SITES = [
     (
         "stays_in_training_range",
         "test_length",
-        lambda v: posenc.stays_in_training_range(posenc.integer_encoding, 1, v),
+        lambda v: posenc.analysis.stays_in_training_range(posenc.analysis.integer_encoding, 1, v),
         3,
         2**40,
         2,
@@ -1013,7 +1013,7 @@ COUNT_SITES = [
     (
         "is_bounded.lengths",
         "lengths",
-        lambda v: posenc.is_bounded(posenc.integer_encoding, [v]),
+        lambda v: posenc.analysis.is_bounded(posenc.analysis.integer_encoding, [v]),
         3,
         2**40,
         1,
@@ -1022,30 +1022,30 @@ COUNT_SITES = [
     (
         "is_shift_consistent.offsets",
         "offsets",
-        lambda v: posenc.is_shift_consistent(posenc.integer_encoding, [3], offsets=[v]),
+        lambda v: posenc.analysis.is_shift_consistent(posenc.analysis.integer_encoding, [3], offsets=[v]),
         1,
         2**40,
         1,
         False,
     ),
-    ("dot_product_sum.d_model", "d_model", lambda v: posenc.dot_product_sum(1.0, v), 4, 2**20, 2, True),
+    ("dot_product_sum.d_model", "d_model", lambda v: posenc.analysis.dot_product_sum(1.0, v), 4, 2**20, 2, True),
     (
         "integral_approximation.d_model",
         "d_model",
-        lambda v: posenc.integral_approximation(1.0, v),
+        lambda v: posenc.analysis.integral_approximation(1.0, v),
         4,
         2**20,
         2,
         True,
     ),
-    ("mean_square_frequency", "d_model", lambda v: posenc.mean_square_frequency(v), 4, 10**400, 2, True),
-    ("near_asymptote.d_model", "d_model", lambda v: posenc.near_asymptote(1.0, v), 4, 10**400, 2, True),
-    ("log_asymptote.d_model", "d_model", lambda v: posenc.log_asymptote(2.0, v), 4, 10**400, 2, True),
-    ("far_asymptote.d_model", "d_model", lambda v: posenc.far_asymptote(2.0, v), 4, 10**400, 2, True),
-    ("far_envelope.d_model", "d_model", lambda v: posenc.far_envelope(2.0, v), 4, 10**400, 2, True),
-    ("aliasing_onset", "d_model", lambda v: posenc.aliasing_onset(v), 4, 10**400, 2, True),
-    ("aliased_fraction.d_model", "d_model", lambda v: posenc.aliased_fraction(2.0, v), 4, 10**400, 2, True),
-    ("noise_floor", "d_model", lambda v: posenc.noise_floor(v), 4, 10**400, 2, True),
+    ("mean_square_frequency", "d_model", lambda v: posenc.analysis.mean_square_frequency(v), 4, 10**400, 2, True),
+    ("near_asymptote.d_model", "d_model", lambda v: posenc.analysis.near_asymptote(1.0, v), 4, 10**400, 2, True),
+    ("log_asymptote.d_model", "d_model", lambda v: posenc.analysis.log_asymptote(2.0, v), 4, 10**400, 2, True),
+    ("far_asymptote.d_model", "d_model", lambda v: posenc.analysis.far_asymptote(2.0, v), 4, 10**400, 2, True),
+    ("far_envelope.d_model", "d_model", lambda v: posenc.analysis.far_envelope(2.0, v), 4, 10**400, 2, True),
+    ("aliasing_onset", "d_model", lambda v: posenc.analysis.aliasing_onset(v), 4, 10**400, 2, True),
+    ("aliased_fraction.d_model", "d_model", lambda v: posenc.analysis.aliased_fraction(2.0, v), 4, 10**400, 2, True),
+    ("noise_floor", "d_model", lambda v: posenc.analysis.noise_floor(v), 4, 10**400, 2, True),
 ]
 
 
@@ -1094,8 +1094,8 @@ SEED_SITES = [
     ("fit_position_readout", lambda s: _fit_readout(seed=s)),
     ("AttentionProbe", lambda s: _probe(method="learned", seed=s)),
     ("fit_probe", lambda s: _fit_probe(seed=s)),
-    ("copy_task", lambda s: posenc.copy_task(2, 2, 3, seed=s)),
-    ("probe_accuracy", lambda s: posenc.probe_accuracy(_probe(), 3, 1, n_seq=2, seed=s)),
+    ("copy_task", lambda s: posenc.analysis.copy_task(2, 2, 3, seed=s)),
+    ("probe_accuracy", lambda s: posenc.analysis.probe_accuracy(_probe(), 3, 1, n_seq=2, seed=s)),
 ]
 
 
@@ -1138,7 +1138,7 @@ REAL_SITES = [
     (
         "PositionReadout.bias",
         "bias",
-        lambda v: posenc.PositionReadout([1.0], v, []),
+        lambda v: posenc.analysis.PositionReadout([1.0], v, []),
         0.5,
         [math.nan, -math.inf],
     ),
@@ -1153,7 +1153,7 @@ REAL_SITES = [
     (
         "sine_encoding.frequency",
         "frequency",
-        lambda v: posenc.sine_encoding(3, frequency=v),
+        lambda v: posenc.analysis.sine_encoding(3, frequency=v),
         2.0,
         [0.0, math.nan, 1e308, -1.7e308],
     ),
@@ -1163,43 +1163,43 @@ REAL_SITES = [
     (
         "is_bounded.bound",
         "bound",
-        lambda v: posenc.is_bounded(posenc.integer_encoding, [2], bound=v),
+        lambda v: posenc.analysis.is_bounded(posenc.analysis.integer_encoding, [2], bound=v),
         1.0,
         [-1.0, math.nan],
     ),
     (
         "is_length_consistent.atol",
         "atol",
-        lambda v: posenc.is_length_consistent(posenc.integer_encoding, [2], atol=v),
+        lambda v: posenc.analysis.is_length_consistent(posenc.analysis.integer_encoding, [2], atol=v),
         0.0,
         [-1e-3, math.inf],
     ),
     (
         "is_shift_consistent.rtol",
         "rtol",
-        lambda v: posenc.is_shift_consistent(posenc.integer_encoding, [2], rtol=v),
+        lambda v: posenc.analysis.is_shift_consistent(posenc.analysis.integer_encoding, [2], rtol=v),
         0.0,
         [-1.0, math.nan],
     ),
     (
         "stays_in_training_range.tol",
         "tol",
-        lambda v: posenc.stays_in_training_range(posenc.integer_encoding, 2, 3, tol=v),
+        lambda v: posenc.analysis.stays_in_training_range(posenc.analysis.integer_encoding, 2, 3, tol=v),
         0.0,
         [-1.0, math.nan],
     ),
-    ("decay.base", "base", lambda v: posenc.dot_product_sum(1.0, 4, v), 2.0, [1.0, 0.5, math.inf, -3.0]),
+    ("decay.base", "base", lambda v: posenc.analysis.dot_product_sum(1.0, 4, v), 2.0, [1.0, 0.5, math.inf, -3.0]),
     (
         "endpoint_correction.k",
         "k",
-        lambda v: posenc.endpoint_correction(v),
+        lambda v: posenc.analysis.endpoint_correction(v),
         2.0**53,
         [2.0**53 + 2, 1e300, 1.5e308],
     ),
-    ("far_asymptote.k", "k", lambda v: posenc.far_asymptote(v, 4), -(2.0**53), [1e300, 0.0]),
-    ("near_asymptote.k", "k", lambda v: posenc.near_asymptote(v, 4), 1e150, [1e200, -1.5e308]),
-    ("far_envelope.k", "k", lambda v: posenc.far_envelope(v, 4), 1e-300, [5e-324, 0.0]),
-    ("cosine_integral.x", "x", lambda v: posenc.cosine_integral(v), 5e-324, [0.0, -1.0]),
+    ("far_asymptote.k", "k", lambda v: posenc.analysis.far_asymptote(v, 4), -(2.0**53), [1e300, 0.0]),
+    ("near_asymptote.k", "k", lambda v: posenc.analysis.near_asymptote(v, 4), 1e150, [1e200, -1.5e308]),
+    ("far_envelope.k", "k", lambda v: posenc.analysis.far_envelope(v, 4), 1e-300, [5e-324, 0.0]),
+    ("cosine_integral.x", "x", lambda v: posenc.analysis.cosine_integral(v), 5e-324, [0.0, -1.0]),
 ]
 
 
@@ -1220,7 +1220,7 @@ def test_reals_refuse_other_types_and_out_of_range_values(
 
 
 CHOICE_SITES = [
-    ("normalized_encoding.mode", "mode", lambda v: posenc.normalized_encoding(3, mode=v)),
+    ("normalized_encoding.mode", "mode", lambda v: posenc.analysis.normalized_encoding(3, mode=v)),
     ("Learned.init", "init", lambda v: posenc.LearnedPositionalEncoding(2, 2, init=v)),
     ("AttentionProbe.method", "method", lambda v: AttentionProbe(v)),
     ("fit_probe.method", "method", lambda v: _fit_probe(method=v)),
@@ -1236,8 +1236,8 @@ def test_choices_refuse_unknown_values(site, name, call, bad):
 
 # Sizes that would hang or exhaust memory are refused at once, naming an argument.
 HUGE = [
-    ("binary_encoding n_bits", "n_bits", lambda: posenc.binary_encoding(4, 10**12)),
-    ("binary_encoding table", "n_bits", lambda: posenc.binary_encoding(2**20, 2**9)),
+    ("binary_encoding n_bits", "n_bits", lambda: posenc.analysis.binary_encoding(4, 10**12)),
+    ("binary_encoding table", "n_bits", lambda: posenc.analysis.binary_encoding(2**20, 2**9)),
     ("causal_mask", "q_len", lambda: posenc.causal_mask(2**15, 2**15)),
     ("permutation_matrix", "perm", lambda: posenc.permutation_matrix(np.arange(2**15)[::-1])),
     (
@@ -1249,7 +1249,7 @@ HUGE = [
     (
         "fit_position_readout work",
         "steps",
-        lambda: posenc.fit_position_readout(
+        lambda: posenc.analysis.fit_position_readout(
             posenc.LearnedPositionalEncoding(64, 64),
             np.zeros(64),
             train_len=64,
@@ -1257,21 +1257,21 @@ HUGE = [
             batch_size=2**10,
         ),
     ),
-    ("copy_task", "n_seq", lambda: posenc.copy_task(2**20, 2**20, 5)),
+    ("copy_task", "n_seq", lambda: posenc.analysis.copy_task(2**20, 2**20, 5)),
     ("AttentionProbe vocab", "vocab", lambda: AttentionProbe("alibi", vocab=2**15)),
     ("AttentionProbe learned table", "max_len", lambda: AttentionProbe("learned", max_len=2**25, d=64)),
     ("position_scores", "length", lambda: _probe().position_scores(2**15)),
     ("weights", "n_seq", lambda: _probe().weights(np.zeros((2**12, 2**9), dtype=np.int64))),
-    ("fit_probe work", "steps", lambda: posenc.fit_probe("alibi", train_len=512, steps=10**4, batch=64)),
-    ("probe_accuracy", "n_seq", lambda: posenc.probe_accuracy(_probe(), 2**10, 1, n_seq=2**10)),
+    ("fit_probe work", "steps", lambda: posenc.analysis.fit_probe("alibi", train_len=512, steps=10**4, batch=64)),
+    ("probe_accuracy", "n_seq", lambda: posenc.analysis.probe_accuracy(_probe(), 2**10, 1, n_seq=2**10)),
     (
         "min_pairwise_distance",
         "pe",
-        lambda: posenc.min_pairwise_distance(np.random.default_rng(0).random((2**17, 2))),
+        lambda: posenc.analysis.min_pairwise_distance(np.random.default_rng(0).random((2**17, 2))),
     ),
-    ("lengths count", "lengths", lambda: posenc.is_bounded(posenc.integer_encoding, list(range(1, 2000)))),
-    ("dot_product_sum terms", "k", lambda: posenc.dot_product_sum(np.zeros(2**17), 2**16)),
-    ("dot_product_sum width", "d_model", lambda: posenc.dot_product_sum(1.0, 2**40)),
+    ("lengths count", "lengths", lambda: posenc.analysis.is_bounded(posenc.analysis.integer_encoding, list(range(1, 2000)))),
+    ("dot_product_sum terms", "k", lambda: posenc.analysis.dot_product_sum(np.zeros(2**17), 2**16)),
+    ("dot_product_sum width", "d_model", lambda: posenc.analysis.dot_product_sum(1.0, 2**40)),
 ]
 
 
@@ -1290,18 +1290,18 @@ OVERFLOW = [
     ),
     ("self_attention", "w_q", lambda: posenc.self_attention([[1e200]], [[1e200]], [[1.0]], [[1.0]])),
     ("taylor_terms", "p", lambda: posenc.taylor_terms(_quadratic, [[1.0]], [[1e200]])),
-    ("predict", "Y", lambda: posenc.PositionReadout([1e308, 1e308], 0.0, []).predict([[1e308, 1e308]])),
+    ("predict", "Y", lambda: posenc.analysis.PositionReadout([1e308, 1e308], 0.0, []).predict([[1e308, 1e308]])),
     ("fit_position_readout", "lr", lambda: _fit_readout(target=[1e300, 1e300, 0.0, 0.0], lr=1e10, steps=5)),
     (
         "neighbour_distances",
         "pe",
-        lambda: posenc.neighbour_distances([[1.5e308, 1.5e308], [-1.5e308, -1.5e308]]),
+        lambda: posenc.analysis.neighbour_distances([[1.5e308, 1.5e308], [-1.5e308, -1.5e308]]),
     ),
-    ("min_pairwise_distance", "pe", lambda: posenc.min_pairwise_distance([[1.5e308], [-1.5e308]])),
+    ("min_pairwise_distance", "pe", lambda: posenc.analysis.min_pairwise_distance([[1.5e308], [-1.5e308]])),
     (
         "is_shift_consistent",
         "encode",
-        lambda: posenc.is_shift_consistent(
+        lambda: posenc.analysis.is_shift_consistent(
             _encode_returning(np.array([[1.5e308, 1.5e308], [-1.5e308, -1.5e308]])), [2]
         ),
     ),
@@ -1331,13 +1331,13 @@ def test_taylor_terms_refuses_bad_callables():
 
 
 def test_predicates_refuse_bad_encoders_and_length_containers():
-    _refuses(lambda: posenc.is_unique(None, [2]), TypeError, "encode")
-    _refuses(lambda: posenc.is_unique(lambda L: np.zeros((L + 1, 1)), [2]), ValueError, "encode")
-    _refuses(lambda: posenc.is_unique(posenc.integer_encoding, 3), TypeError, "lengths")
-    _refuses(lambda: posenc.is_unique(posenc.integer_encoding, "3"), TypeError, "lengths")
-    _refuses(lambda: posenc.is_unique(posenc.integer_encoding, np.array([[2]])), ValueError, "lengths")
-    _refuses(lambda: posenc.is_unique(posenc.integer_encoding, [2, 2.0]), TypeError, "lengths")
-    _refuses(lambda: posenc.is_defined_beyond(posenc.integer_encoding, 3, 3), ValueError, "test_length")
-    _refuses(lambda: posenc.probe_accuracy("probe", 3, 1), TypeError, "probe")
-    _refuses(lambda: posenc.fit_position_readout(object(), [1.0], train_len=1), TypeError, "pe")
+    _refuses(lambda: posenc.analysis.is_unique(None, [2]), TypeError, "encode")
+    _refuses(lambda: posenc.analysis.is_unique(lambda L: np.zeros((L + 1, 1)), [2]), ValueError, "encode")
+    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, 3), TypeError, "lengths")
+    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, "3"), TypeError, "lengths")
+    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, np.array([[2]])), ValueError, "lengths")
+    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, [2, 2.0]), TypeError, "lengths")
+    _refuses(lambda: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, 3, 3), ValueError, "test_length")
+    _refuses(lambda: posenc.analysis.probe_accuracy("probe", 3, 1), TypeError, "probe")
+    _refuses(lambda: posenc.analysis.fit_position_readout(object(), [1.0], train_len=1), TypeError, "pe")
     _refuses(lambda: _probe(method="t5", num_buckets=32, max_distance=10), ValueError, "max_distance")

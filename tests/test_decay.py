@@ -1,4 +1,4 @@
-"""Tests of posenc.decay: the dot product as a sum, its integral, Ci and the asymptotic regimes.
+"""Tests of posenc.analysis.decay: the dot product as a sum, its integral, Ci and the asymptotic regimes.
 
 Expected values come from mpmath (the integral by numerical quadrature, Ci from mpmath.ci,
 sums of cosines at 256 bits) or from plain formulas written here; never from posenc.
@@ -52,7 +52,7 @@ def mp_cos_sum(k: float, d_model: int, base: float = 10000.0) -> float:
 
 def test_cosine_integral_matches_mpmath_on_a_wide_grid():
     xs = np.concatenate([np.logspace(-10, 9, 120), np.linspace(3.5, 4.5, 11), [4.0, np.nextafter(4.0, 5)]])
-    got = posenc.cosine_integral(xs)
+    got = posenc.analysis.cosine_integral(xs)
     for x, g in zip(xs, got, strict=True):
         ref = mp_ci(float(x))
         assert abs(g - ref) <= 2e-15 * max(1.0, abs(ref)), x
@@ -61,20 +61,20 @@ def test_cosine_integral_matches_mpmath_on_a_wide_grid():
 @given(st.floats(min_value=1e-8, max_value=1e8, allow_nan=False, allow_infinity=False))
 def test_cosine_integral_property(x):
     ref = mp_ci(x)
-    assert abs(posenc.cosine_integral(x) - ref) <= 2e-15 * max(1.0, abs(ref))
+    assert abs(posenc.analysis.cosine_integral(x) - ref) <= 2e-15 * max(1.0, abs(ref))
 
 
 def test_cosine_integral_known_values():
     # Ci has its first zero at 0.6165..., and Ci(x) ~ gamma + ln x near 0 (DLMF 6.6.6).
-    assert abs(posenc.cosine_integral(0.6165054856207162)) < 1e-15
+    assert abs(posenc.analysis.cosine_integral(0.6165054856207162)) < 1e-15
     x = 1e-9
-    assert posenc.cosine_integral(x) == pytest.approx(0.5772156649015329 + math.log(x), rel=1e-15)
+    assert posenc.analysis.cosine_integral(x) == pytest.approx(0.5772156649015329 + math.log(x), rel=1e-15)
 
 
 def test_cosine_integral_scalar_and_shape():
-    assert isinstance(posenc.cosine_integral(2.0), float)
+    assert isinstance(posenc.analysis.cosine_integral(2.0), float)
     arr = np.full((2, 3), 5.0)
-    out = posenc.cosine_integral(arr)
+    out = posenc.analysis.cosine_integral(arr)
     assert out.shape == (2, 3)
     np.testing.assert_allclose(out, mp_ci(5.0), atol=2e-15)
 
@@ -82,7 +82,7 @@ def test_cosine_integral_scalar_and_shape():
 @pytest.mark.parametrize("bad", [0.0, -1.0, [1.0, 0.0]])
 def test_cosine_integral_rejects_non_positive(bad):
     with pytest.raises(ValueError, match="x must be positive"):
-        posenc.cosine_integral(bad)
+        posenc.analysis.cosine_integral(bad)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,7 @@ def test_cosine_integral_rejects_non_positive(bad):
 )
 def test_cosine_integral_rejects_bad_input(bad, exc):
     with pytest.raises(exc, match="x must"):
-        posenc.cosine_integral(bad)
+        posenc.analysis.cosine_integral(bad)
 
 
 # ---------------------------------------------------------------------------------------
@@ -103,25 +103,25 @@ def test_cosine_integral_rejects_bad_input(bad, exc):
 def test_oscillatory_integral_against_quadrature(k, base):
     # the quadrature knows nothing about Ci: this checks the closed form itself
     ref = mp_integral_quad(k, base)
-    assert abs(posenc.oscillatory_integral(k, base) - ref) <= 4e-15
-    assert abs(posenc.oscillatory_integral(-k, base) - ref) <= 4e-15  # even in k
+    assert abs(posenc.analysis.oscillatory_integral(k, base) - ref) <= 4e-15
+    assert abs(posenc.analysis.oscillatory_integral(-k, base) - ref) <= 4e-15  # even in k
 
 
 @pytest.mark.parametrize("base", [10000.0, 500000.0])
 def test_oscillatory_integral_large_offsets(base):
     ks = [1e3, 12345.0, base / 3, base, 7 * base, 1e7, 1e9]
-    got = posenc.oscillatory_integral(np.array(ks), base)
+    got = posenc.analysis.oscillatory_integral(np.array(ks), base)
     for k, g in zip(ks, got, strict=True):
         assert abs(g - mp_integral_ci(k, base)) <= 4e-15 / math.log(base) + 1e-16
 
 
 def test_oscillatory_integral_at_zero_and_continuity():
-    assert posenc.oscillatory_integral(0) == 1.0
-    assert posenc.oscillatory_integral(0.0, 3.0) == 1.0
+    assert posenc.analysis.oscillatory_integral(0) == 1.0
+    assert posenc.analysis.oscillatory_integral(0.0, 3.0) == 1.0
     # J(k) = 1 - k^2 <theta^2>/2 + O(k^4), <theta^2> = (1 - b^-2)/(2 ln b)
     k, b = 1e-4, 10000.0
     m2 = (1 - b**-2) / (2 * math.log(b))
-    assert posenc.oscillatory_integral(k, b) == pytest.approx(1 - k * k * m2 / 2, abs=1e-16)
+    assert posenc.analysis.oscillatory_integral(k, b) == pytest.approx(1 - k * k * m2 / 2, abs=1e-16)
 
 
 @given(
@@ -129,15 +129,15 @@ def test_oscillatory_integral_at_zero_and_continuity():
     st.floats(min_value=1.5, max_value=1e6),
 )
 def test_oscillatory_integral_bounded_and_even(k, base):
-    j = posenc.oscillatory_integral(k, base)
+    j = posenc.analysis.oscillatory_integral(k, base)
     assert -1.0 <= j <= 1.0 + 1e-15
-    assert j == posenc.oscillatory_integral(-k, base)
+    assert j == posenc.analysis.oscillatory_integral(-k, base)
 
 
 def test_integral_approximation_scales_by_half_width():
     ks = np.array([[0.0, 1.0], [50.0, 2e5]])
     for d in (2, 64, 4096):
-        got = posenc.integral_approximation(ks, d, 10000.0)
+        got = posenc.analysis.integral_approximation(ks, d, 10000.0)
         assert got.shape == (2, 2)
         for idx in np.ndindex(2, 2):
             k = float(ks[idx])
@@ -148,12 +148,12 @@ def test_integral_approximation_scales_by_half_width():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: posenc.oscillatory_integral(1.0, base=1.0),
-        lambda: posenc.oscillatory_integral(1.0, base=float("inf")),
-        lambda: posenc.integral_approximation(1.0, 63),
-        lambda: posenc.integral_approximation(1.0, 0),
-        lambda: posenc.oscillatory_integral(float("nan")),
-        lambda: posenc.oscillatory_integral(np.array([2**60])),
+        lambda: posenc.analysis.oscillatory_integral(1.0, base=1.0),
+        lambda: posenc.analysis.oscillatory_integral(1.0, base=float("inf")),
+        lambda: posenc.analysis.integral_approximation(1.0, 63),
+        lambda: posenc.analysis.integral_approximation(1.0, 0),
+        lambda: posenc.analysis.oscillatory_integral(float("nan")),
+        lambda: posenc.analysis.oscillatory_integral(np.array([2**60])),
     ],
 )
 def test_integral_value_errors(call):
@@ -164,11 +164,11 @@ def test_integral_value_errors(call):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: posenc.oscillatory_integral("3"),
-        lambda: posenc.oscillatory_integral(1.0, base="10"),
-        lambda: posenc.integral_approximation(1.0, 64.0),
-        lambda: posenc.dot_product_sum(True, 64),
-        lambda: posenc.dot_product_sum(np.array([1 + 1j]), 64),
+        lambda: posenc.analysis.oscillatory_integral("3"),
+        lambda: posenc.analysis.oscillatory_integral(1.0, base="10"),
+        lambda: posenc.analysis.integral_approximation(1.0, 64.0),
+        lambda: posenc.analysis.dot_product_sum(True, 64),
+        lambda: posenc.analysis.dot_product_sum(np.array([1 + 1j]), 64),
     ],
 )
 def test_type_errors(call):
@@ -184,7 +184,7 @@ def test_type_errors(call):
 @pytest.mark.parametrize("d_model", [2, 8, 64, 512])
 def test_dot_product_sum_against_mpmath(d_model):
     ks = [0, 1, 2.5, 17, 1000, 123457, 10**6, 3 * 10**6]
-    got = posenc.dot_product_sum(np.array(ks, dtype=float), d_model)
+    got = posenc.analysis.dot_product_sum(np.array(ks, dtype=float), d_model)
     omegas = [float(w) for w in mp_omegas(d_model)]
     for k, g in zip(ks, got, strict=True):
         bound = sum((abs(k) * w + 4) * EPS for w in omegas)  # the docstring's error bound
@@ -193,15 +193,15 @@ def test_dot_product_sum_against_mpmath(d_model):
 
 def test_dot_product_sum_is_the_table_dot_product():
     pe = posenc.sinusoidal_encoding(np.array([0.0, 5.0, 900.0]), 64, base=500000.0)
-    got = posenc.dot_product_sum(np.array([5.0, 900.0]), 64, base=500000.0)
+    got = posenc.analysis.dot_product_sum(np.array([5.0, 900.0]), 64, base=500000.0)
     np.testing.assert_allclose(got, [pe[0] @ pe[1], pe[0] @ pe[2]], atol=1e-12)
 
 
 def test_dot_product_sum_scalar_shape_blocks_and_int_input():
-    assert isinstance(posenc.dot_product_sum(3, 8), float)
-    assert posenc.dot_product_sum(0, 4096) == 2048.0
+    assert isinstance(posenc.analysis.dot_product_sum(3, 8), float)
+    assert posenc.analysis.dot_product_sum(0, 4096) == 2048.0
     ks = np.arange(6000, dtype=np.int64).reshape(3, 2000)  # 3 blocks of 2^22 cosines at d = 4096
-    got = posenc.dot_product_sum(ks, 4096)
+    got = posenc.analysis.dot_product_sum(ks, 4096)
     assert got.shape == (3, 2000)
     w = 10000.0 ** (-np.arange(0, 4096, 2) / 4096)  # plain numpy, independent of posenc
     for k in (1, 2999, 5999):
@@ -210,9 +210,9 @@ def test_dot_product_sum_scalar_shape_blocks_and_int_input():
 
 @given(st.integers(min_value=-(10**7), max_value=10**7), st.sampled_from([16, 128]))
 def test_dot_product_sum_even_and_bounded(k, d):
-    v = posenc.dot_product_sum(k, d)
+    v = posenc.analysis.dot_product_sum(k, d)
     assert abs(v) <= d / 2 + 1e-12
-    assert v == posenc.dot_product_sum(-k, d)
+    assert v == posenc.analysis.dot_product_sum(-k, d)
 
 
 # ---------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def test_dot_product_sum_even_and_bounded(k, d):
 def test_endpoint_correction_formula_and_effect():
     k = np.array([0.0, 1.0, 30.0])
     np.testing.assert_allclose(
-        posenc.endpoint_correction(k, 100.0), 0.5 * (np.cos(k) - np.cos(k / 100.0)), rtol=0, atol=0
+        posenc.analysis.endpoint_correction(k, 100.0), 0.5 * (np.cos(k) - np.cos(k / 100.0)), rtol=0, atol=0
     )
     # well below the aliasing onset the corrected integral tracks the 256-bit sum closely
     d, b = 512, 10000.0
@@ -231,7 +231,7 @@ def test_endpoint_correction_formula_and_effect():
         exact = mp_cos_sum(kk, d, b)
         plain = d / 2 * mp_integral_ci(kk, b)
         corrected = plain + 0.5 * (math.cos(kk) - math.cos(kk / b))
-        assert abs(posenc.integral_approximation(kk, d, b) - plain) < 1e-12
+        assert abs(posenc.analysis.integral_approximation(kk, d, b) - plain) < 1e-12
         assert abs(exact - corrected) < 0.2 and abs(exact - corrected) < abs(exact - plain) + 1e-9
 
 
@@ -239,14 +239,14 @@ def test_endpoint_correction_formula_and_effect():
 def test_mean_square_frequency(d, b):
     with mpmath.workprec(256):
         ref = float(mpmath.fsum(w**2 for w in mp_omegas(d, b)) / (d // 2))
-    assert posenc.mean_square_frequency(d, b) == pytest.approx(ref, rel=1e-14)
+    assert posenc.analysis.mean_square_frequency(d, b) == pytest.approx(ref, rel=1e-14)
 
 
 def test_near_asymptote_is_taylor_polynomial():
     d, b = 256, 10000.0
     for k in (1e-3, 0.05, 0.2):
         exact = mp_cos_sum(k, d, b)
-        approx = posenc.near_asymptote(k, d, b)
+        approx = posenc.analysis.near_asymptote(k, d, b)
         assert abs(exact - approx) <= d / 2 * k**4 / 24 + 1e-12
 
 
@@ -255,7 +255,7 @@ def test_log_asymptote_formula_and_regime():
     lam = math.log(b)
     for k in (5.0, 50.0, 500.0):
         formula = d / 2 * (lam - math.log(k) - 0.5772156649015329) / lam
-        assert posenc.log_asymptote(-k, d, b) == pytest.approx(formula, rel=1e-14)
+        assert posenc.analysis.log_asymptote(-k, d, b) == pytest.approx(formula, rel=1e-14)
         # neglected terms: (Ci(k) + Cin(k/b))/lam, at most (1/k + k^2/(4 b^2))/lam in J units
         j = mp_integral_ci(k, b)
         assert abs(d / 2 * j - formula) <= d / 2 * (1 / k + k**2 / (4 * b * b)) / lam
@@ -266,36 +266,36 @@ def test_far_asymptote_and_envelope():
     lam = math.log(b)
     for k in (1e5, 3.3e6, 1e8):
         formula = d / 2 * (math.sin(k) - b * math.sin(k / b)) / (k * lam)
-        assert posenc.far_asymptote(k, d, b) == pytest.approx(formula, rel=1e-12, abs=1e-15)
-        assert abs(posenc.far_asymptote(k, d, b)) <= posenc.far_envelope(k, d, b)
+        assert posenc.analysis.far_asymptote(k, d, b) == pytest.approx(formula, rel=1e-12, abs=1e-15)
+        assert abs(posenc.analysis.far_asymptote(k, d, b)) <= posenc.analysis.far_envelope(k, d, b)
         j = mp_integral_ci(k, b)
         assert abs(d / 2 * j - formula) <= d / 2 * 2 * (b / k) ** 2 / lam
-    assert posenc.far_envelope(-2e5, d, b) == pytest.approx(d / 2 * (b + 1) / (2e5 * lam))
+    assert posenc.analysis.far_envelope(-2e5, d, b) == pytest.approx(d / 2 * (b + 1) / (2e5 * lam))
 
 
-@pytest.mark.parametrize("fn", [posenc.log_asymptote, posenc.far_asymptote, posenc.far_envelope])
+@pytest.mark.parametrize("fn", [posenc.analysis.log_asymptote, posenc.analysis.far_asymptote, posenc.analysis.far_envelope])
 def test_asymptotes_reject_zero(fn):
     with pytest.raises(ValueError, match="k must be nonzero"):
         fn(np.array([1.0, 0.0]), 64)
 
 
 def test_aliasing_onset_and_fraction():
-    assert posenc.aliasing_onset(512, 10000.0) == pytest.approx(math.pi * 512 / math.log(10000.0), rel=1e-15)
+    assert posenc.analysis.aliasing_onset(512, 10000.0) == pytest.approx(math.pi * 512 / math.log(10000.0), rel=1e-15)
     d, b = 512, 10000.0
     lam = math.log(b)
     k_on = math.pi * d / lam
-    frac = posenc.aliased_fraction(np.array([0.0, 1.0, 0.99 * k_on, 10 * k_on, 1.01 * k_on * b]), d, b)
+    frac = posenc.analysis.aliased_fraction(np.array([0.0, 1.0, 0.99 * k_on, 10 * k_on, 1.01 * k_on * b]), d, b)
     np.testing.assert_allclose(frac, [0, 0, 0, math.log(10) / lam, 1.0], atol=1e-15)
 
 
 def test_noise_floor_is_long_run_rms():
-    assert posenc.noise_floor(4096) == 32.0
+    assert posenc.analysis.noise_floor(4096) == 32.0
     rng = np.random.default_rng(1)
     k = rng.integers(10**9, 2 * 10**9, 3000).astype(float)
     for d in (64, 256):
         w = 10000.0 ** (-np.arange(0, d, 2) / d)
         rms = np.sqrt(np.mean(np.cos(np.outer(k, w)).sum(axis=1) ** 2))
-        assert abs(rms / posenc.noise_floor(d) - 1) < 0.1
+        assert abs(rms / posenc.analysis.noise_floor(d) - 1) < 0.1
 
 
 def test_import_does_not_load_mpmath_or_sympy():

@@ -1,4 +1,4 @@
-"""Tests of posenc.functional: the phase equation residual and angle wrapping.
+"""Tests of posenc.analysis.functional: the phase equation residual and angle wrapping.
 
 Expected values are closed forms derived by hand (e.g. for phi_m = m^2 theta the residual
 is m^2 - n^2 - (m-n)^2 = 2n(m-n) times theta) or exact integer arithmetic in Python.
@@ -20,27 +20,27 @@ ints = st.integers(-10_000, 10_000)
 
 @given(m=ints, n=ints, theta=st.floats(-5, 5))
 def test_linear_phase_has_zero_residual(m, n, theta):
-    r = posenc.functional_equation_residual(lambda p: p * theta, m, n)
+    r = posenc.analysis.functional_equation_residual(lambda p: p * theta, m, n)
     # m*theta - n*theta - (m-n)*theta in float64: three roundings of size <= |x| 2^-53 each
     assert abs(float(r)) <= 4 * 20_000 * abs(theta) * 2.0**-52
 
 
 @given(m=ints, n=ints)
 def test_square_phase_residual_is_2n_m_minus_n(m, n):
-    r = posenc.functional_equation_residual(lambda p: p.astype(float) ** 2, m, n)
+    r = posenc.analysis.functional_equation_residual(lambda p: p.astype(float) ** 2, m, n)
     assert float(r) == 2 * n * (m - n)  # exact: all values are integers below 2^53
 
 
 def test_affine_phase_residual_is_minus_c_everywhere():
     m, n = np.meshgrid(np.arange(-7, 8), np.arange(-7, 8), indexing="ij")
-    r = posenc.functional_equation_residual(lambda p: 0.5 * p + 3.0, m, n)
+    r = posenc.analysis.functional_equation_residual(lambda p: 0.5 * p + 3.0, m, n)
     assert r.shape == (15, 15)
     np.testing.assert_array_equal(r, -3.0)
 
 
 def test_floor_phase_residual_matches_integer_arithmetic():
     m, n = np.meshgrid(np.arange(-9, 10), np.arange(-9, 10), indexing="ij")
-    r = posenc.functional_equation_residual(lambda p: np.floor_divide(p, 2), m, n)
+    r = posenc.analysis.functional_equation_residual(lambda p: np.floor_divide(p, 2), m, n)
     expected = [[a // 2 - b // 2 - (a - b) // 2 for b in range(-9, 10)] for a in range(-9, 10)]
     np.testing.assert_array_equal(r, np.array(expected, dtype=float))
     assert set(np.unique(r)) == {0.0, 1.0}
@@ -50,9 +50,9 @@ def test_period_reduces_multiples_of_the_period_to_zero():
     # phi_m = m*theta + 2*pi*m^2: residual 2*pi*2n(m-n), a multiple of 2*pi
     m, n = np.meshgrid(np.arange(-5, 6), np.arange(-5, 6), indexing="ij")
     phi = lambda p: 0.3 * p + 2 * math.pi * p.astype(float) ** 2  # noqa: E731
-    raw = posenc.functional_equation_residual(phi, m, n)
+    raw = posenc.analysis.functional_equation_residual(phi, m, n)
     np.testing.assert_allclose(raw, 2 * math.pi * 2 * n * (m - n), atol=1e-9)
-    wrapped = posenc.functional_equation_residual(phi, m, n, period=2 * math.pi)
+    wrapped = posenc.analysis.functional_equation_residual(phi, m, n, period=2 * math.pi)
     np.testing.assert_allclose(wrapped, 0, atol=1e-9)
 
 
@@ -70,16 +70,16 @@ def test_period_reduces_multiples_of_the_period_to_zero():
     ],
 )
 def test_wrap_angle_known_values(x, expected):
-    assert float(posenc.wrap_angle(x)) == pytest.approx(expected, abs=1e-12)
+    assert float(posenc.analysis.wrap_angle(x)) == pytest.approx(expected, abs=1e-12)
 
 
 def test_wrap_angle_with_period():
-    np.testing.assert_array_equal(posenc.wrap_angle([0, 1, 2, 3, 4, 5], period=4), [0, 1, -2, -1, 0, 1])
+    np.testing.assert_array_equal(posenc.analysis.wrap_angle([0, 1, 2, 3, 4, 5], period=4), [0, 1, -2, -1, 0, 1])
 
 
 @given(x=st.floats(-1e6, 1e6))
 def test_wrap_angle_is_in_range_and_congruent(x):
-    w = float(posenc.wrap_angle(x))
+    w = float(posenc.analysis.wrap_angle(x))
     assert -math.pi <= w < math.pi
     k = (x - w) / (2 * math.pi)
     assert abs(k - round(k)) < 1e-9 * max(1.0, abs(x))
@@ -87,20 +87,20 @@ def test_wrap_angle_is_in_range_and_congruent(x):
 
 def test_bad_input():
     with pytest.raises(TypeError, match="phi"):
-        posenc.functional_equation_residual(3.0, 1, 2)
+        posenc.analysis.functional_equation_residual(3.0, 1, 2)
     with pytest.raises(TypeError, match="m must hold integers"):
-        posenc.functional_equation_residual(lambda p: p, 1.5, 2)
+        posenc.analysis.functional_equation_residual(lambda p: p, 1.5, 2)
     with pytest.raises(TypeError, match="n must hold integers"):
-        posenc.functional_equation_residual(lambda p: p, 1, np.array([True]))
+        posenc.analysis.functional_equation_residual(lambda p: p, 1, np.array([True]))
     with pytest.raises(ValueError, match="broadcast"):
-        posenc.functional_equation_residual(lambda p: p, np.arange(3), np.arange(4))
+        posenc.analysis.functional_equation_residual(lambda p: p, np.arange(3), np.arange(4))
     with pytest.raises(ValueError, match="shape"):
-        posenc.functional_equation_residual(lambda p: np.zeros(2), np.arange(3), 0)
+        posenc.analysis.functional_equation_residual(lambda p: np.zeros(2), np.arange(3), 0)
     with pytest.raises(ValueError, match="period"):
-        posenc.functional_equation_residual(lambda p: p, 1, 2, period=0.0)
+        posenc.analysis.functional_equation_residual(lambda p: p, 1, 2, period=0.0)
     with pytest.raises(ValueError, match="period"):
-        posenc.wrap_angle(1.0, period=-1.0)
+        posenc.analysis.wrap_angle(1.0, period=-1.0)
     with pytest.raises(ValueError, match="finite"):
-        posenc.wrap_angle([np.nan])
+        posenc.analysis.wrap_angle([np.nan])
     with pytest.raises(TypeError, match="x must be"):
-        posenc.wrap_angle(["a"])
+        posenc.analysis.wrap_angle(["a"])

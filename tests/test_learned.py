@@ -240,7 +240,7 @@ def test_forward_wrong_shape_raises():
 
 
 def test_position_readout_predict():
-    r = posenc.PositionReadout(np.array([1.0, -2.0]), 0.5, np.array([1.0]))
+    r = posenc.analysis.PositionReadout(np.array([1.0, -2.0]), 0.5, np.array([1.0]))
     np.testing.assert_array_equal(r.predict(np.array([[3.0, 1.0], [0.0, 0.0]])), [1.5, 0.5])
     with pytest.raises(ValueError, match="Y"):
         r.predict(np.zeros((2, 3)))
@@ -252,7 +252,7 @@ def test_fit_position_readout_one_step_by_hand():
     pe = posenc.LearnedPositionalEncoding(6, d, seed=1)
     E0 = pe.embedding.copy()
     target = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
-    out = posenc.fit_position_readout(
+    out = posenc.analysis.fit_position_readout(
         pe, target, train_len=L, steps=1, lr=lr, batch_size=B, content_std=std, seed=seed
     )
     rng = np.random.default_rng(seed)
@@ -277,12 +277,12 @@ def test_fit_position_readout_one_step_by_hand():
 def test_fit_position_readout_learns_and_freezing():
     target = np.arange(8, dtype=float) / 7
     pe = posenc.LearnedPositionalEncoding(8, 8, seed=0, std=0.5)
-    fit = posenc.fit_position_readout(pe, target, train_len=6, steps=300, lr=0.2)
+    fit = posenc.analysis.fit_position_readout(pe, target, train_len=6, steps=300, lr=0.2)
     assert fit.losses.shape == (300,)
     assert fit.losses[-1] < 0.05 * fit.losses[0]
     frozen = posenc.LearnedPositionalEncoding(8, 8, seed=0, std=0.5)
     E0 = frozen.embedding.copy()
-    posenc.fit_position_readout(frozen, target, train_len=6, steps=5, train_embedding=False)
+    posenc.analysis.fit_position_readout(frozen, target, train_len=6, steps=5, train_embedding=False)
     np.testing.assert_array_equal(frozen.embedding, E0)
 
 
@@ -302,14 +302,14 @@ def test_fit_position_readout_learns_and_freezing():
 def test_fit_position_readout_errors(kwargs, exc, name):
     pe = posenc.LearnedPositionalEncoding(8, 2)
     with pytest.raises(exc, match=name):
-        posenc.fit_position_readout(pe, np.zeros(8), **kwargs)
+        posenc.analysis.fit_position_readout(pe, np.zeros(8), **kwargs)
 
 
 def test_fit_position_readout_bad_pe_and_target():
     pe = posenc.LearnedPositionalEncoding(8, 2)
     with pytest.raises(TypeError, match="pe"):
-        posenc.fit_position_readout(posenc.SinusoidalPositionalEncoding(8, 2), np.zeros(8), train_len=4)
+        posenc.analysis.fit_position_readout(posenc.SinusoidalPositionalEncoding(8, 2), np.zeros(8), train_len=4)
     with pytest.raises(ValueError, match="target"):
-        posenc.fit_position_readout(pe, np.zeros(3), train_len=4)
+        posenc.analysis.fit_position_readout(pe, np.zeros(3), train_len=4)
     with pytest.raises(ValueError, match="target"):
-        posenc.fit_position_readout(pe, np.array([0.0, np.nan, 0.0, 0.0]), train_len=4)
+        posenc.analysis.fit_position_readout(pe, np.array([0.0, np.nan, 0.0, 0.0]), train_len=4)

@@ -1,4 +1,4 @@
-"""Tests of posenc.probe: the one-layer attention probe of chapter 12.
+"""Tests of posenc.analysis.probe: the one-layer attention probe of chapter 12.
 
 Expected values are written out by hand (targets, ALiBi and T5 position terms), computed
 with math.cos / complex arithmetic independently of posenc (sinusoidal and RoPE position
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from posenc.probe import METHODS, AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
+from posenc.analysis.probe import METHODS, AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
 
 
 def test_copy_targets_by_hand() -> None:

@@ -1,4 +1,4 @@
-"""Tests of posenc.rotation: fit_linear_map, fit_shift_matrix, shift_matrix_angles.
+"""Tests of posenc.analysis.rotation: fit_linear_map, fit_shift_matrix, shift_matrix_angles.
 
 The true shift matrix is built from mpmath (conftest.reference_shift_matrix), and
 least-squares fits are checked against maps chosen by the test.
@@ -22,7 +22,7 @@ def test_fit_linear_map_recovers_a_known_map(seed, d_in, d_out):
     rng = np.random.default_rng(seed)
     m = rng.normal(size=(d_out, d_in))
     s = rng.normal(size=(3 * d_in + 2, d_in))  # overdetermined, full column rank a.s.
-    got = posenc.fit_linear_map(s, s @ m.T)
+    got = posenc.analysis.fit_linear_map(s, s @ m.T)
     assert got.shape == (d_out, d_in)
     np.testing.assert_allclose(got, m, rtol=0, atol=1e-10)
 
@@ -32,7 +32,7 @@ def test_fit_linear_map_underdetermined_is_minimum_norm():
     s = rng.normal(size=(2, 4))  # 2 pairs in R^4: many exact solutions
     m_true = rng.normal(size=(3, 4))
     t = s @ m_true.T
-    got = posenc.fit_linear_map(s, t)
+    got = posenc.analysis.fit_linear_map(s, t)
     np.testing.assert_allclose(s @ got.T, t, atol=1e-12)  # reproduces the training pairs
     # Minimum norm: every row of the solution lies in the row space of s.
     null = np.linalg.svd(s)[2][2:]  # orthonormal basis of s's null space
@@ -43,29 +43,29 @@ def test_fit_linear_map_underdetermined_is_minimum_norm():
 def test_fit_linear_map_errors():
     z = np.zeros
     with pytest.raises(ValueError, match="rows"):
-        posenc.fit_linear_map(z((3, 2)), z((4, 2)))
+        posenc.analysis.fit_linear_map(z((3, 2)), z((4, 2)))
     with pytest.raises(ValueError, match="finite"):
-        posenc.fit_linear_map(np.array([[np.nan]]), z((1, 1)))
+        posenc.analysis.fit_linear_map(np.array([[np.nan]]), z((1, 1)))
     with pytest.raises(ValueError, match="rcond"):
-        posenc.fit_linear_map(z((2, 2)), z((2, 2)), rcond=-1.0)
+        posenc.analysis.fit_linear_map(z((2, 2)), z((2, 2)), rcond=-1.0)
     with pytest.raises(ValueError, match="source"):
-        posenc.fit_linear_map(z(3), z((3, 1)))
+        posenc.analysis.fit_linear_map(z(3), z((3, 1)))
     with pytest.raises(TypeError, match="target"):
-        posenc.fit_linear_map(z((1, 1)), np.array([["a"]]))
+        posenc.analysis.fit_linear_map(z((1, 1)), np.array([["a"]]))
 
 
 @pytest.mark.parametrize("offset", [1, 3, -2, 0])
 def test_fit_shift_matrix_block_recovers_m_k(offset):
     d, L = 8, 64
     pe = reference_table(range(L), d)  # independent table (mpmath)
-    got = posenc.fit_shift_matrix(pe, offset, structure="block")
+    got = posenc.analysis.fit_shift_matrix(pe, offset, structure="block")
     np.testing.assert_allclose(got, reference_shift_matrix(d, offset), rtol=0, atol=1e-9)
 
 
 def test_fit_shift_matrix_full_recovers_m_k_when_well_conditioned():
     # d = 4, ω = (1, 0.01): 60 positions turn the slow pair by 0.6 rad, enough to fit.
     pe = reference_table(range(60), 4)
-    got = posenc.fit_shift_matrix(pe, 5, structure="full")
+    got = posenc.analysis.fit_shift_matrix(pe, 5, structure="full")
     np.testing.assert_allclose(got, reference_shift_matrix(4, 5), rtol=0, atol=1e-7)
 
 
@@ -73,28 +73,28 @@ def test_fit_shift_matrix_split_layout():
     d, L, k = 6, 40, 2
     perm = np.array([0, 2, 4, 1, 3, 5])  # interleaved -> split, written out for d = 6
     pe = reference_table(range(L), d, layout="split")
-    got = posenc.fit_shift_matrix(pe, k, structure="block", layout="split")
+    got = posenc.analysis.fit_shift_matrix(pe, k, structure="block", layout="split")
     np.testing.assert_allclose(got, reference_shift_matrix(d, k)[np.ix_(perm, perm)], rtol=0, atol=1e-9)
 
 
 def test_fit_shift_matrix_errors():
     pe = reference_table(range(10), 4)
     with pytest.raises(TypeError, match="offset"):
-        posenc.fit_shift_matrix(pe, 1.5)
+        posenc.analysis.fit_shift_matrix(pe, 1.5)
     with pytest.raises(TypeError, match="offset"):
-        posenc.fit_shift_matrix(pe, True)
+        posenc.analysis.fit_shift_matrix(pe, True)
     with pytest.raises(ValueError, match="offset"):
-        posenc.fit_shift_matrix(pe, 10)
+        posenc.analysis.fit_shift_matrix(pe, 10)
     with pytest.raises(ValueError, match="offset"):
-        posenc.fit_shift_matrix(pe, -10)
+        posenc.analysis.fit_shift_matrix(pe, -10)
     with pytest.raises(ValueError, match="structure"):
-        posenc.fit_shift_matrix(pe, 1, structure="diag")
+        posenc.analysis.fit_shift_matrix(pe, 1, structure="diag")
     with pytest.raises(ValueError, match="layout"):
-        posenc.fit_shift_matrix(pe, 1, layout="half")
+        posenc.analysis.fit_shift_matrix(pe, 1, layout="half")
     with pytest.raises(ValueError, match="shape"):
-        posenc.fit_shift_matrix(np.ones((5, 3)), 1, structure="block")
+        posenc.analysis.fit_shift_matrix(np.ones((5, 3)), 1, structure="block")
     with pytest.raises(ValueError, match="pe"):
-        posenc.fit_shift_matrix(np.ones(5), 1)
+        posenc.analysis.fit_shift_matrix(np.ones(5), 1)
 
 
 def _wrap(theta):
@@ -106,7 +106,7 @@ def _wrap(theta):
 @pytest.mark.parametrize("k", [1.0, 2.5, -7.0, 100.0, 4.0])
 def test_shift_matrix_angles_of_m_k(k):
     d = 8
-    got = posenc.shift_matrix_angles(reference_shift_matrix(d, k))
+    got = posenc.analysis.shift_matrix_angles(reference_shift_matrix(d, k))
     expected = [_wrap(float(k * w)) for w in mp_omegas(d)]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     assert np.all(got > -math.pi) and np.all(got <= math.pi)
@@ -117,13 +117,13 @@ def test_shift_matrix_angles_split_layout():
     perm = np.array([0, 2, 4, 1, 3, 5])
     m_split = reference_shift_matrix(d, k)[np.ix_(perm, perm)]
     expected = [_wrap(float(k * w)) for w in mp_omegas(d)]
-    np.testing.assert_allclose(posenc.shift_matrix_angles(m_split, layout="split"), expected, atol=1e-12)
+    np.testing.assert_allclose(posenc.analysis.shift_matrix_angles(m_split, layout="split"), expected, atol=1e-12)
 
 
 def test_shift_matrix_angles_errors():
     with pytest.raises(ValueError, match="square"):
-        posenc.shift_matrix_angles(np.zeros((2, 4)))
+        posenc.analysis.shift_matrix_angles(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="m.shape"):
-        posenc.shift_matrix_angles(np.eye(3))
+        posenc.analysis.shift_matrix_angles(np.eye(3))
     with pytest.raises(ValueError, match="layout"):
-        posenc.shift_matrix_angles(np.eye(4), layout="half")
+        posenc.analysis.shift_matrix_angles(np.eye(4), layout="half")

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_positions, as_real_array, check_base, check_finite_result, check_size, check_width
+from .._validation import (
+    as_positions,
+    as_real_array,
+    check_base,
+    check_finite_result,
+    check_size,
+    check_width,
+)
 
 
 def dot_product_distance(pe: np.ndarray) -> np.ndarray:
@@ -87,7 +94,7 @@ def dot_product_profile(offsets: object, d_model: int, *, base: float = 10000.0)
     at once). The angle is ``k * w`` in float64 (``w`` correctly rounded), so each term
     is within :math:`|k|\,\omega_i\,2^{-52}` plus a few ulp of the exact cosine.
     """
-    from .sinusoidal import frequencies
+    from ..sinusoidal import frequencies
 
     k = as_positions(offsets, "offsets")
     d_model = check_width(d_model, "d_model")

@@ -27,7 +27,7 @@ and :math:`D` becomes a sum of pseudo-random-phase cosines whose mean square ten
 :math:`d/4` (:func:`noise_floor`).
 
 Input contract of every function here: an offset ``k`` (``x`` for
-:func:`~posenc.special.cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
+:func:`~posenc.analysis.special.cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
 real numbers (integers up to 2**53 in magnitude; :func:`endpoint_correction` and
 :func:`far_asymptote` also floats only up to 2**53); ``d_model`` is an even integer in
 ``[2, 2**16]``; ``base`` a finite real number ``> 1``. Bools, complex numbers, strings,
@@ -43,8 +43,8 @@ import math
 
 import numpy as np
 
-from ._exact import cos_sum, exact_quotient, split, two_product
-from ._validation import MAX_EXACT_INTEGER, as_offsets, check_base, check_finite_result, check_width
+from .._exact import cos_sum, exact_quotient, split, two_product
+from .._validation import MAX_EXACT_INTEGER, as_offsets, check_base, check_finite_result, check_width
 from .special import (
     EULER_GAMMA,
     SERIES_MAX,
@@ -146,7 +146,7 @@ def dot_product_sum(k: object, d_model: int, base: float = 10000.0) -> np.ndarra
     finite real number ``> 1``; ``k.size * d_model / 2 <= 2**31`` (refused at once). Raises
     ``TypeError``/``ValueError`` naming the argument otherwise.
     """
-    from .sinusoidal import frequencies
+    from ..sinusoidal import frequencies
 
     arr, scalar = as_offsets(k, "k")
     d_model = check_width(d_model, "d_model")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validation import as_int_array, as_real_array, check_positive_real
+from .._validation import as_int_array, as_real_array, check_positive_real
 
 
 def _is_real(arr: np.ndarray) -> bool:

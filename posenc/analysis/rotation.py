@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     as_real_array,
     check_choice,
     check_even_int,
@@ -26,7 +26,7 @@ from ._validation import (
     check_nonnegative_real,
     check_size,
 )
-from .sinusoidal import LAYOUTS
+from ..sinusoidal import LAYOUTS
 
 STRUCTURES = ("full", "block")
 

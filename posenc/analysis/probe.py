@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
     check_choice,
@@ -50,9 +50,9 @@ from ._validation import (
     check_size,
     check_width,
 )
-from .relative import t5_relative_position_bucket
-from .rope import apply_rope
-from .sinusoidal import sinusoidal_encoding
+from ..relative import t5_relative_position_bucket
+from ..rope import apply_rope
+from ..sinusoidal import sinusoidal_encoding
 from .tasks import check_tokens, copy_targets, copy_task
 
 METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")

@@ -3,14 +3,14 @@ r"""The copy task of chapter 12: output the token ``offset`` steps back.
 A sequence of random tokens :math:`x_0, \dots, x_{L-1}` from a vocabulary of size
 :math:`V`; at every position :math:`i \ge k` the target is :math:`x_{i-k}`. It is solvable
 by relative position alone, which makes it a clean test of how an encoding behaves past
-the training length (:mod:`posenc.probe` fits one attention head to it).
+the training length (:mod:`posenc.analysis.probe` fits one attention head to it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
     MAX_POSITION,

@@ -2,7 +2,7 @@ r"""The cosine integral :math:`\mathrm{Ci}`, in float64 without SciPy.
 
 :math:`\mathrm{Ci}(x) = -\int_x^\infty \cos(s)/s\,ds = \gamma + \ln x - \mathrm{Cin}(x)`
 with :math:`\mathrm{Cin}(x) = \int_0^x (1-\cos s)/s\,ds` (DLMF 6.2.11). Chapter 7's decay
-law :math:`J(k) = (\mathrm{Ci}(|k|) - \mathrm{Ci}(|k|/b))/\ln b` (:mod:`posenc.decay`) is
+law :math:`J(k) = (\mathrm{Ci}(|k|) - \mathrm{Ci}(|k|/b))/\ln b` (:mod:`posenc.analysis.decay`) is
 built on it.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_offsets
+from .._validation import as_offsets
 
 EULER_GAMMA = 0.57721566490153286060651209008240243
 SERIES_MAX = 4.0  # |x| up to which Ci uses its power series; the continued fraction above

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
     as_real_array,
