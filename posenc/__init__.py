@@ -15,6 +15,7 @@ from .analysis import (
     toeplitz_deviation,
 )
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
+from .bias_families import fire_bias, kerple_bias
 from .decay import (
     aliased_fraction,
     aliasing_onset,
@@ -45,6 +46,7 @@ from .naive import (
     sine_encoding,
     stays_in_training_range,
 )
+from .position_ids import packed_position_ids, position_ids_from_mask
 from .probe import AttentionProbe, fit_probe, probe_accuracy
 from .relative import (
     shaw_relative_logits,
@@ -55,6 +57,7 @@ from .relative import (
 )
 from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
 from .rotation import fit_linear_map, fit_shift_matrix, shift_matrix_angles
+from .scales import attention_temperature, xpos_scale
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
     frequencies,
@@ -141,4 +144,10 @@ __all__ = [
     "t5_bias",
     "t5_bucket_thresholds",
     "t5_relative_position_bucket",
+    "attention_temperature",
+    "fire_bias",
+    "kerple_bias",
+    "packed_position_ids",
+    "position_ids_from_mask",
+    "xpos_scale",
 ]
