@@ -2,7 +2,7 @@ r"""Relative-position biases beyond ALiBi: KERPLE's kernels and FIRE's learned f
 
 Like ALiBi (:mod:`posenc.alibi`), both add a bias :math:`b_h(i, j)` that depends on the
 query and key positions to the attention scores of head :math:`h`, and both use the same
-geometry as :func:`posenc.alibi_bias`: the ``q_len`` queries are the last ``q_len`` of
+geometry as :func:`~posenc.alibi.alibi_bias`: the ``q_len`` queries are the last ``q_len`` of
 ``k_len`` positions (absolute query position :math:`i = i_{row} + k_{len} - q_{len}`),
 and with ``causal=True`` the entries with :math:`j > i` are :math:`-\infty`.
 
@@ -59,7 +59,7 @@ def kerple_bias(
 
     With :math:`\delta = \lvert i - j \rvert`, :math:`i` the absolute query position
     (:math:`i = i_{row} + k_{len} - q_{len}`, queries the last ``q_len`` of ``k_len``
-    positions, as :func:`posenc.alibi_bias`), entry :math:`(h, i_{row}, j)` is
+    positions, as :func:`~posenc.alibi.alibi_bias`), entry :math:`(h, i_{row}, j)` is
 
     * ``kind="log"``: :math:`-r_{1,h} \ln(1 + r_{2,h}\,\delta)` (computed with ``log1p``);
     * ``kind="power"``: :math:`-r_{1,h}\, \delta^{\,r_{2,h}}`, which needs
@@ -122,25 +122,26 @@ def fire_bias(
     :math:`\psi(x) = \ln(c\,x + 1)` (``log1p(c * x)``), :math:`L` = ``threshold`` and
     :math:`i` the absolute query position, :math:`i = i_{row} + k_{len} - q_{len}` (the
     queries are the last ``q_len`` of ``k_len`` positions, as
-    :func:`posenc.alibi_bias`). ``f`` is called once, with the float64 array ``u`` of
+    :func:`~posenc.alibi.alibi_bias`). ``f`` is called once, with the float64 array ``u`` of
     shape ``(q_len, k_len)``,
 
     .. math:: u_{i_{row}, j} = \frac{\psi(\lvert i - j \rvert)}{\psi(\max(L, i))} ,
 
     and its return value, of shape ``(q_len, k_len)`` or ``(H, q_len, k_len)``, is the
-    bias (converted to float64). For the keys a causal query sees, :math:`j \le i` and
-    :math:`u = \psi(i - j)/\psi(\max(L, i)) \in [0, 1]` when :math:`i \ge L`: the
+    bias (converted to float64). For the keys a causal query sees, :math:`0 \le j \le i`
+    and :math:`u = \psi(i - j)/\psi(\max(L, i)) \in [0, 1]` (:math:`\psi` increases and
+    :math:`i - j \le \max(L, i)`), with the farthest key at 1 once :math:`i \ge L`: the
     progressive interpolation that keeps :math:`f`'s input bounded at any length.
 
     Masked entries: ``u`` holds :math:`\psi(\lvert i - j\rvert)/\psi(\max(L, i))` at
     *every* entry, including :math:`j > i`, so ``f`` sees the same array whether or not
-    ``causal`` is set (as the reference code of the paper, which takes
-    ``log(abs(c * rel_distance) + 1)`` for all pairs and masks afterwards); with
+    ``causal`` is set (as the common PyTorch implementations of FIRE do: they take
+    ``log(abs(c * rel_distance) + 1)`` for all pairs and mask afterwards); with
     ``causal=True`` the entries :math:`j > i` of the result are then set to
     :math:`-\infty`, whatever ``f`` returned there. With ``causal=False`` nothing is
-    masked and the bias is symmetric in the distance, as ALiBi's bidirectional form.
-    The paper learns :math:`c` and :math:`L` and adds a small epsilon to the
-    denominator; here both are given and must be positive, which keeps
+    masked and :math:`f` sees the distance without its sign, as in ALiBi's bidirectional
+    form. In the paper :math:`c` and :math:`L` are learned (implementations add a small
+    epsilon to the denominator); here both are given and must be positive, which keeps
     :math:`\psi(\max(L, i)) \ge \ln(cL + 1) > 0`.
 
     ``f``: a callable taking one array and returning an array-like of real numbers of one

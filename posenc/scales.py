@@ -3,9 +3,9 @@ r"""Position-dependent scale factors on queries and keys: Llama 4's temperature 
 Two encodings change the *length* of queries and keys with position instead of (or on
 top of) their direction:
 
-* **Attention temperature** (Llama 4, after Nakanishi's scalable softmax). The layers of
-  Llama 4 that use no positional encoding at all (NoPE layers) multiply the query at
-  position :math:`p` by
+* **Attention temperature** (Llama 4; transformers' source cites arXiv:2501.19399).
+  The layers of Llama 4 that use no positional encoding at all (NoPE layers) multiply
+  the query at position :math:`p` by
 
   .. math:: \tau(p) = 1 + a \,\ln\!\Bigl(\Bigl\lfloor \frac{p + 1}{F} \Bigr\rfloor + 1\Bigr),
 
