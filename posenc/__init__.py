@@ -17,7 +17,9 @@ from . import analysis, reference, symbolic
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
+from .bias_families import fire_bias, kerple_bias
 from .learned import LearnedPositionalEncoding
+from .position_ids import packed_position_ids, position_ids_from_mask
 from .relative import (
     shaw_relative_logits,
     shaw_relative_positions,
@@ -26,6 +28,7 @@ from .relative import (
     t5_relative_position_bucket,
 )
 from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from .scales import attention_temperature, xpos_scale
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
     frequencies,
@@ -49,6 +52,12 @@ __all__ = [
     "alibi_bias_key_form",
     "alibi_slopes",
     "apply_rope",
+    "attention_temperature",
+    "fire_bias",
+    "kerple_bias",
+    "packed_position_ids",
+    "position_ids_from_mask",
+    "xpos_scale",
     "attention",
     "causal_mask",
     "dot_product_distance",

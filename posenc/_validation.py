@@ -370,3 +370,21 @@ def as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
     if not _all_finite(out):
         raise ValueError(f"{name} must be finite, got NaN or infinity")
     return out, arr.ndim == 0
+
+
+def as_position_array(positions: object, name: str = "positions") -> np.ndarray:
+    """Like :func:`as_positions`, but an array may have any shape (e.g. ``(B, L)`` ids).
+
+    An ``int`` ``L`` still means ``0..L-1``; another scalar raises ``TypeError``. Arrays:
+    non-empty, real, finite, ``|p| <= 2**53``, returned as float64 of the same shape.
+    """
+    if isinstance(positions, numbers.Integral) and not isinstance(positions, (bool, np.bool_)):
+        return as_positions(positions, name)
+    if isinstance(positions, (bool, np.bool_, numbers.Number)):
+        return as_positions(positions, name)  # raises the scalar's TypeError
+    out, _ = as_offsets(positions, name)
+    if out.ndim == 0:
+        raise TypeError(f"{name} must be an int length or an array of positions, got a 0-D array")
+    if float(np.max(np.abs(out))) > MAX_POSITION:
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}")
+    return out

@@ -80,6 +80,13 @@ def _check_lengths(q_len: int, k_len: int | None) -> tuple[int, int]:
     return q, k
 
 
+def _query_key_positions(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(i_abs, j)``: int64 columns ``(q, 1)`` and rows ``(1, k)``, queries the last ``q`` of ``k``."""
+    i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
+    j = np.arange(k, dtype=np.int64)[None, :]
+    return i_abs, j
+
+
 def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True) -> np.ndarray:
     r"""ALiBi bias tensor of shape ``(n_heads, q_len, k_len)``, float64.
 
@@ -104,8 +111,7 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     q, k = _check_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
     check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
-    i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
-    j = np.arange(k, dtype=np.int64)[None, :]
+    i_abs, j = _query_key_positions(q, k)
     neg_distance = -np.abs(i_abs - j)  # integer, so the diagonal is +0.0 after scaling
     bias = slopes[:, None, None] * neg_distance[None, :, :]
     if causal:

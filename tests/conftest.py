@@ -8,10 +8,12 @@ cases. The helpers below are that independent reference.
 from __future__ import annotations
 
 import math
+import time
 from fractions import Fraction
 
 import mpmath
 import numpy as np
+import pytest
 from hypothesis import settings
 
 # Deterministic and quick: the same examples on every run, no example database on disk.
@@ -145,3 +147,13 @@ def reference_shift_matrix(d_model: int, offset: float, base: float = 10000.0) -
             c, s = float(mpmath.cos(k * w)), float(mpmath.sin(k * w))
             m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
     return m
+
+
+def refuses(exc, name: str, fn, *args, **kwargs) -> None:
+    """``fn(*args, **kwargs)`` raises ``exc`` whose message names ``name``, in under one second."""
+    start = time.perf_counter()
+    with pytest.raises(exc) as info:
+        fn(*args, **kwargs)
+    elapsed = time.perf_counter() - start
+    assert name in str(info.value), f"message {str(info.value)!r} does not name {name!r}"
+    assert elapsed < 1.0, f"refusing took {elapsed:.2f} s"

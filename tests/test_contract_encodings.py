@@ -680,7 +680,9 @@ def test_positions_beyond_2_53_are_refused_everywhere(big, sign):
         refuses(ValueError, name, site, [0.0, v] if isinstance(v, float) else np.array([0, v]))
     for site, name in POSITION_SCALAR_SITES:
         refuses(ValueError, name, site, v)
-    refuses(ValueError, "x", posenc.analysis.wrap_angle, [v * 1e3 if isinstance(v, float) else float(v) * 1e3])
+    refuses(
+        ValueError, "x", posenc.analysis.wrap_angle, [v * 1e3 if isinstance(v, float) else float(v) * 1e3]
+    )
     if isinstance(v, int):
         refuses(ValueError, "m", posenc.analysis.functional_equation_residual, lambda p: p * 1.0, [v], [0])
         refuses(ValueError, "query_offset", posenc.shaw_relative_positions, 2, 2, 1, query_offset=v)
@@ -809,7 +811,10 @@ SIZE_SITES = [
         ),
         "q_len, k_len",
     ),
-    (lambda: posenc.analysis.fit_linear_map(_zeros_view((1, 2**15)), _zeros_view((1, 2**15))), "source.shape[1]"),
+    (
+        lambda: posenc.analysis.fit_linear_map(_zeros_view((1, 2**15)), _zeros_view((1, 2**15))),
+        "source.shape[1]",
+    ),
     (lambda: posenc.analysis.fit_shift_matrix(_zeros_view((2, 2**15)), 1), "pe.shape[1]"),
     (lambda: posenc.dot_product_distance(_zeros_view((2**15, 2))), "pe.shape[0]"),
     (lambda: posenc.analysis.mean_dot_by_offset(_zeros_view((2**15, 2))), "pe.shape[0]"),
@@ -971,7 +976,9 @@ OTHER_BAD = [
     (lambda: posenc.t5_relative_position_bucket([2**70]), TypeError, "relative_position"),
     (lambda: posenc.analysis.functional_equation_residual(lambda p: p * np.inf, [1], [2]), ValueError, "phi"),
     (
-        lambda: posenc.analysis.functional_equation_residual(lambda p: (p * 1.0) ** 2 * 1e300, [1], [2], period=1.0),
+        lambda: posenc.analysis.functional_equation_residual(
+            lambda p: (p * 1.0) ** 2 * 1e300, [1], [2], period=1.0
+        ),
         ValueError,
         "period",
     ),
@@ -1029,7 +1036,15 @@ def test_non_integers_are_refused_where_an_int_is_meant(bad):
         refuses(TypeError, name, site, bad)
 
 
-MODULES = ("sinusoidal", "rope", "alibi", "relative", "analysis.rotation", "analysis.functional", "analysis.statistics")
+MODULES = (
+    "sinusoidal",
+    "rope",
+    "alibi",
+    "relative",
+    "analysis.rotation",
+    "analysis.functional",
+    "analysis.statistics",
+)
 COVERED = {
     "SinusoidalPositionalEncoding", "frequencies", "wavelengths", "sinusoidal_encoding",
     "iter_sinusoidal_blocks", "interleaved_to_split", "relative_position_matrix",
@@ -1055,4 +1070,6 @@ def test_every_public_function_of_the_modules_is_covered_here():
             if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
                 public.add(name)
     assert public == COVERED, f"not covered: {public - COVERED}; stale: {COVERED - public}"
-    assert all(inspect.getdoc(getattr(posenc, name, None) or getattr(posenc.analysis, name)) for name in COVERED)
+    assert all(
+        inspect.getdoc(getattr(posenc, name, None) or getattr(posenc.analysis, name)) for name in COVERED
+    )

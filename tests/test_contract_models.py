@@ -399,7 +399,9 @@ def test_neighbour_and_min_pairwise_distances_against_mpmath(data, L, d):
         with pytest.raises(ValueError, match="pe"):
             posenc.analysis.min_pairwise_distance(table)
     else:
-        assert posenc.analysis.min_pairwise_distance(table) == pytest.approx(float(smallest), rel=8 * EPS, abs=0)
+        assert posenc.analysis.min_pairwise_distance(table) == pytest.approx(
+            float(smallest), rel=8 * EPS, abs=0
+        )
 
 
 @given(data=st.data(), n=st.integers(3, 12), d=st.integers(1, 2), scale_by_length=st.booleans())
@@ -432,7 +434,9 @@ def test_predicates_against_direct_loops(data, n, d, scale_by_length):
         dist = [math.dist(rows[L][p + k], rows[L][p]) for p in range(L - k)]
         return max(dist) - min(dist) <= 1e-9 * max(max(dist), 1e-300)
 
-    assert posenc.analysis.is_shift_consistent(encode, lengths, offsets=[k]) == all(shift_ok(L) for L in lengths)
+    assert posenc.analysis.is_shift_consistent(encode, lengths, offsets=[k]) == all(
+        shift_ok(L) for L in lengths
+    )
     train = data.draw(st.integers(1, n))
     test = train + data.draw(st.integers(1, 4))
     assert posenc.analysis.is_defined_beyond(encode, train, test) == (test <= n)
@@ -454,7 +458,9 @@ def test_predicates_against_direct_loops(data, n, d, scale_by_length):
 
 def test_stays_in_training_range_with_a_range_wider_than_float64():
     table = np.array([[-1.5e308], [1.5e308], [1.7e308], [-1.7e308]])
-    assert posenc.analysis.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.1)  # margin overflows to inf
+    assert posenc.analysis.stays_in_training_range(
+        lambda L: table[:L], 2, 4, tol=0.1
+    )  # margin overflows to inf
     assert not posenc.analysis.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.0)
 
 
@@ -681,7 +687,9 @@ def test_asymptotes_and_envelope_against_mpmath(k, d, base):
             with pytest.raises(ValueError, match=r"\bk\b"):
                 posenc.analysis.near_asymptote(k, d, base)
         else:
-            assert posenc.analysis.near_asymptote(k, d, base) == pytest.approx(float(near), rel=16 * EPS, abs=d * EPS)
+            assert posenc.analysis.near_asymptote(k, d, base) == pytest.approx(
+                float(near), rel=16 * EPS, abs=d * EPS
+            )
         if kk == 0:
             return
         log_ = d * (lam - mpmath.log(kk) - mpmath.euler) / (2 * lam)
@@ -795,7 +803,14 @@ ARRAY_SITES = [
     ),
     ("forward", "X", (1, 2, 3), lambda a: _fresh_pe().forward(a), [(2, 3), (1, 2, 4), (1, 5, 3)], False),
     ("backward", "grad_output", (1, 2, 3), _backward, [(2, 3), (1, 3, 3)], False),
-    ("PositionReadout", "weight", (3,), lambda a: posenc.analysis.PositionReadout(a, 0.0, []), [(3, 1)], False),
+    (
+        "PositionReadout",
+        "weight",
+        (3,),
+        lambda a: posenc.analysis.PositionReadout(a, 0.0, []),
+        [(3, 1)],
+        False,
+    ),
     (
         "predict",
         "Y",
@@ -805,8 +820,22 @@ ARRAY_SITES = [
         False,
     ),
     ("fit_position_readout", "target", (4,), lambda a: _fit_readout(target=a), [(4, 1), (1,)], False),
-    ("neighbour_distances", "pe", (3, 2), lambda a: posenc.analysis.neighbour_distances(a), [(3,), (1, 2)], False),
-    ("min_pairwise_distance", "pe", (3, 2), lambda a: posenc.analysis.min_pairwise_distance(a), [(3,), (1, 2)], False),
+    (
+        "neighbour_distances",
+        "pe",
+        (3, 2),
+        lambda a: posenc.analysis.neighbour_distances(a),
+        [(3,), (1, 2)],
+        False,
+    ),
+    (
+        "min_pairwise_distance",
+        "pe",
+        (3, 2),
+        lambda a: posenc.analysis.min_pairwise_distance(a),
+        [(3,), (1, 2)],
+        False,
+    ),
     (
         "is_bounded",
         "encode",
@@ -817,7 +846,14 @@ ARRAY_SITES = [
     ),
     ("cosine_integral", "x", (3,), lambda a: posenc.analysis.cosine_integral(a), [], False),
     ("oscillatory_integral", "k", (3,), lambda a: posenc.analysis.oscillatory_integral(a), [], False),
-    ("integral_approximation", "k", (2, 2), lambda a: posenc.analysis.integral_approximation(a, 4), [], False),
+    (
+        "integral_approximation",
+        "k",
+        (2, 2),
+        lambda a: posenc.analysis.integral_approximation(a, 4),
+        [],
+        False,
+    ),
     ("dot_product_sum", "k", (3,), lambda a: posenc.analysis.dot_product_sum(a, 4), [], False),
     ("endpoint_correction", "k", (3,), lambda a: posenc.analysis.endpoint_correction(a), [], False),
     ("near_asymptote", "k", (3,), lambda a: posenc.analysis.near_asymptote(a, 4), [], False),
@@ -1028,7 +1064,15 @@ COUNT_SITES = [
         1,
         False,
     ),
-    ("dot_product_sum.d_model", "d_model", lambda v: posenc.analysis.dot_product_sum(1.0, v), 4, 2**20, 2, True),
+    (
+        "dot_product_sum.d_model",
+        "d_model",
+        lambda v: posenc.analysis.dot_product_sum(1.0, v),
+        4,
+        2**20,
+        2,
+        True,
+    ),
     (
         "integral_approximation.d_model",
         "d_model",
@@ -1038,13 +1082,53 @@ COUNT_SITES = [
         2,
         True,
     ),
-    ("mean_square_frequency", "d_model", lambda v: posenc.analysis.mean_square_frequency(v), 4, 10**400, 2, True),
-    ("near_asymptote.d_model", "d_model", lambda v: posenc.analysis.near_asymptote(1.0, v), 4, 10**400, 2, True),
-    ("log_asymptote.d_model", "d_model", lambda v: posenc.analysis.log_asymptote(2.0, v), 4, 10**400, 2, True),
-    ("far_asymptote.d_model", "d_model", lambda v: posenc.analysis.far_asymptote(2.0, v), 4, 10**400, 2, True),
+    (
+        "mean_square_frequency",
+        "d_model",
+        lambda v: posenc.analysis.mean_square_frequency(v),
+        4,
+        10**400,
+        2,
+        True,
+    ),
+    (
+        "near_asymptote.d_model",
+        "d_model",
+        lambda v: posenc.analysis.near_asymptote(1.0, v),
+        4,
+        10**400,
+        2,
+        True,
+    ),
+    (
+        "log_asymptote.d_model",
+        "d_model",
+        lambda v: posenc.analysis.log_asymptote(2.0, v),
+        4,
+        10**400,
+        2,
+        True,
+    ),
+    (
+        "far_asymptote.d_model",
+        "d_model",
+        lambda v: posenc.analysis.far_asymptote(2.0, v),
+        4,
+        10**400,
+        2,
+        True,
+    ),
     ("far_envelope.d_model", "d_model", lambda v: posenc.analysis.far_envelope(2.0, v), 4, 10**400, 2, True),
     ("aliasing_onset", "d_model", lambda v: posenc.analysis.aliasing_onset(v), 4, 10**400, 2, True),
-    ("aliased_fraction.d_model", "d_model", lambda v: posenc.analysis.aliased_fraction(2.0, v), 4, 10**400, 2, True),
+    (
+        "aliased_fraction.d_model",
+        "d_model",
+        lambda v: posenc.analysis.aliased_fraction(2.0, v),
+        4,
+        10**400,
+        2,
+        True,
+    ),
     ("noise_floor", "d_model", lambda v: posenc.analysis.noise_floor(v), 4, 10**400, 2, True),
 ]
 
@@ -1188,7 +1272,13 @@ REAL_SITES = [
         0.0,
         [-1.0, math.nan],
     ),
-    ("decay.base", "base", lambda v: posenc.analysis.dot_product_sum(1.0, 4, v), 2.0, [1.0, 0.5, math.inf, -3.0]),
+    (
+        "decay.base",
+        "base",
+        lambda v: posenc.analysis.dot_product_sum(1.0, 4, v),
+        2.0,
+        [1.0, 0.5, math.inf, -3.0],
+    ),
     (
         "endpoint_correction.k",
         "k",
@@ -1262,14 +1352,22 @@ HUGE = [
     ("AttentionProbe learned table", "max_len", lambda: AttentionProbe("learned", max_len=2**25, d=64)),
     ("position_scores", "length", lambda: _probe().position_scores(2**15)),
     ("weights", "n_seq", lambda: _probe().weights(np.zeros((2**12, 2**9), dtype=np.int64))),
-    ("fit_probe work", "steps", lambda: posenc.analysis.fit_probe("alibi", train_len=512, steps=10**4, batch=64)),
+    (
+        "fit_probe work",
+        "steps",
+        lambda: posenc.analysis.fit_probe("alibi", train_len=512, steps=10**4, batch=64),
+    ),
     ("probe_accuracy", "n_seq", lambda: posenc.analysis.probe_accuracy(_probe(), 2**10, 1, n_seq=2**10)),
     (
         "min_pairwise_distance",
         "pe",
         lambda: posenc.analysis.min_pairwise_distance(np.random.default_rng(0).random((2**17, 2))),
     ),
-    ("lengths count", "lengths", lambda: posenc.analysis.is_bounded(posenc.analysis.integer_encoding, list(range(1, 2000)))),
+    (
+        "lengths count",
+        "lengths",
+        lambda: posenc.analysis.is_bounded(posenc.analysis.integer_encoding, list(range(1, 2000))),
+    ),
     ("dot_product_sum terms", "k", lambda: posenc.analysis.dot_product_sum(np.zeros(2**17), 2**16)),
     ("dot_product_sum width", "d_model", lambda: posenc.analysis.dot_product_sum(1.0, 2**40)),
 ]
@@ -1290,7 +1388,11 @@ OVERFLOW = [
     ),
     ("self_attention", "w_q", lambda: posenc.self_attention([[1e200]], [[1e200]], [[1.0]], [[1.0]])),
     ("taylor_terms", "p", lambda: posenc.taylor_terms(_quadratic, [[1.0]], [[1e200]])),
-    ("predict", "Y", lambda: posenc.analysis.PositionReadout([1e308, 1e308], 0.0, []).predict([[1e308, 1e308]])),
+    (
+        "predict",
+        "Y",
+        lambda: posenc.analysis.PositionReadout([1e308, 1e308], 0.0, []).predict([[1e308, 1e308]]),
+    ),
     ("fit_position_readout", "lr", lambda: _fit_readout(target=[1e300, 1e300, 0.0, 0.0], lr=1e10, steps=5)),
     (
         "neighbour_distances",
@@ -1335,9 +1437,19 @@ def test_predicates_refuse_bad_encoders_and_length_containers():
     _refuses(lambda: posenc.analysis.is_unique(lambda L: np.zeros((L + 1, 1)), [2]), ValueError, "encode")
     _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, 3), TypeError, "lengths")
     _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, "3"), TypeError, "lengths")
-    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, np.array([[2]])), ValueError, "lengths")
-    _refuses(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, [2, 2.0]), TypeError, "lengths")
-    _refuses(lambda: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, 3, 3), ValueError, "test_length")
+    _refuses(
+        lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, np.array([[2]])),
+        ValueError,
+        "lengths",
+    )
+    _refuses(
+        lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, [2, 2.0]), TypeError, "lengths"
+    )
+    _refuses(
+        lambda: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, 3, 3),
+        ValueError,
+        "test_length",
+    )
     _refuses(lambda: posenc.analysis.probe_accuracy("probe", 3, 1), TypeError, "probe")
     _refuses(lambda: posenc.analysis.fit_position_readout(object(), [1.0], train_len=1), TypeError, "pe")
     _refuses(lambda: _probe(method="t5", num_buckets=32, max_distance=10), ValueError, "max_distance")

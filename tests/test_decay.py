@@ -273,18 +273,24 @@ def test_far_asymptote_and_envelope():
     assert posenc.analysis.far_envelope(-2e5, d, b) == pytest.approx(d / 2 * (b + 1) / (2e5 * lam))
 
 
-@pytest.mark.parametrize("fn", [posenc.analysis.log_asymptote, posenc.analysis.far_asymptote, posenc.analysis.far_envelope])
+@pytest.mark.parametrize(
+    "fn", [posenc.analysis.log_asymptote, posenc.analysis.far_asymptote, posenc.analysis.far_envelope]
+)
 def test_asymptotes_reject_zero(fn):
     with pytest.raises(ValueError, match="k must be nonzero"):
         fn(np.array([1.0, 0.0]), 64)
 
 
 def test_aliasing_onset_and_fraction():
-    assert posenc.analysis.aliasing_onset(512, 10000.0) == pytest.approx(math.pi * 512 / math.log(10000.0), rel=1e-15)
+    assert posenc.analysis.aliasing_onset(512, 10000.0) == pytest.approx(
+        math.pi * 512 / math.log(10000.0), rel=1e-15
+    )
     d, b = 512, 10000.0
     lam = math.log(b)
     k_on = math.pi * d / lam
-    frac = posenc.analysis.aliased_fraction(np.array([0.0, 1.0, 0.99 * k_on, 10 * k_on, 1.01 * k_on * b]), d, b)
+    frac = posenc.analysis.aliased_fraction(
+        np.array([0.0, 1.0, 0.99 * k_on, 10 * k_on, 1.01 * k_on * b]), d, b
+    )
     np.testing.assert_allclose(frac, [0, 0, 0, math.log(10) / lam, 1.0], atol=1e-15)
 
 

@@ -74,7 +74,9 @@ def test_wrap_angle_known_values(x, expected):
 
 
 def test_wrap_angle_with_period():
-    np.testing.assert_array_equal(posenc.analysis.wrap_angle([0, 1, 2, 3, 4, 5], period=4), [0, 1, -2, -1, 0, 1])
+    np.testing.assert_array_equal(
+        posenc.analysis.wrap_angle([0, 1, 2, 3, 4, 5], period=4), [0, 1, -2, -1, 0, 1]
+    )
 
 
 @given(x=st.floats(-1e6, 1e6))

@@ -308,7 +308,9 @@ def test_fit_position_readout_errors(kwargs, exc, name):
 def test_fit_position_readout_bad_pe_and_target():
     pe = posenc.LearnedPositionalEncoding(8, 2)
     with pytest.raises(TypeError, match="pe"):
-        posenc.analysis.fit_position_readout(posenc.SinusoidalPositionalEncoding(8, 2), np.zeros(8), train_len=4)
+        posenc.analysis.fit_position_readout(
+            posenc.SinusoidalPositionalEncoding(8, 2), np.zeros(8), train_len=4
+        )
     with pytest.raises(ValueError, match="target"):
         posenc.analysis.fit_position_readout(pe, np.zeros(3), train_len=4)
     with pytest.raises(ValueError, match="target"):

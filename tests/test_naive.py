@@ -28,7 +28,9 @@ def test_integer_encoding_property(length):
 
 
 def test_normalized_endpoints_hand():
-    np.testing.assert_array_equal(posenc.analysis.normalized_encoding(5), [[0.0], [0.25], [0.5], [0.75], [1.0]])
+    np.testing.assert_array_equal(
+        posenc.analysis.normalized_encoding(5), [[0.0], [0.25], [0.5], [0.75], [1.0]]
+    )
     np.testing.assert_array_equal(posenc.analysis.normalized_encoding(1), [[0.0]])
     np.testing.assert_array_equal(posenc.analysis.normalized_encoding(2, mode="endpoints"), [[0.0], [1.0]])
 
@@ -161,16 +163,22 @@ def test_requirement_predicates():
     assert posenc.analysis.is_unique(_binary3, [8]) and not posenc.analysis.is_unique(_binary3, lengths)
     # length consistency: p/(L-1) moves when L changes; integers and sinusoids do not.
     assert not posenc.analysis.is_length_consistent(normalized, lengths)
-    assert posenc.analysis.is_length_consistent(integer, lengths) and posenc.analysis.is_length_consistent(_sinus, lengths)
+    assert posenc.analysis.is_length_consistent(integer, lengths) and posenc.analysis.is_length_consistent(
+        _sinus, lengths
+    )
     # shift consistency: binary neighbour distances jump at carries (1, √2, 1, √3, ...).
     assert posenc.analysis.is_shift_consistent(integer, lengths, offsets=(1, 3))
     assert posenc.analysis.is_shift_consistent(_sinus, lengths, offsets=(1, 3))
     assert not posenc.analysis.is_shift_consistent(_binary3, [8])
     # beyond training length.
-    assert posenc.analysis.is_defined_beyond(integer, 8, 100) and not posenc.analysis.is_defined_beyond(_binary3, 8, 9)
+    assert posenc.analysis.is_defined_beyond(integer, 8, 100) and not posenc.analysis.is_defined_beyond(
+        _binary3, 8, 9
+    )
     assert not posenc.analysis.stays_in_training_range(integer, 10, 20)  # 10..19 > 9
     assert not posenc.analysis.stays_in_training_range(_binary3, 4, 8)  # MSB never 1 in training
-    assert posenc.analysis.stays_in_training_range(posenc.analysis.sine_encoding, 100, 200)  # sin p fills [-1, 1]
+    assert posenc.analysis.stays_in_training_range(
+        posenc.analysis.sine_encoding, 100, 200
+    )  # sin p fills [-1, 1]
 
 
 def test_predicate_errors():

@@ -117,7 +117,9 @@ def test_shift_matrix_angles_split_layout():
     perm = np.array([0, 2, 4, 1, 3, 5])
     m_split = reference_shift_matrix(d, k)[np.ix_(perm, perm)]
     expected = [_wrap(float(k * w)) for w in mp_omegas(d)]
-    np.testing.assert_allclose(posenc.analysis.shift_matrix_angles(m_split, layout="split"), expected, atol=1e-12)
+    np.testing.assert_allclose(
+        posenc.analysis.shift_matrix_angles(m_split, layout="split"), expected, atol=1e-12
+    )
 
 
 def test_shift_matrix_angles_errors():

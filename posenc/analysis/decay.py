@@ -27,8 +27,9 @@ and :math:`D` becomes a sum of pseudo-random-phase cosines whose mean square ten
 :math:`d/4` (:func:`noise_floor`).
 
 Input contract of every function here: an offset ``k`` (``x`` for
-:func:`~posenc.analysis.special.cosine_integral`) is a real scalar or a non-empty array-like of any shape of finite
-real numbers (integers up to 2**53 in magnitude; :func:`endpoint_correction` and
+:func:`~posenc.analysis.special.cosine_integral`) is a real scalar or a non-empty
+array-like of any shape of finite real numbers (integers up to 2**53 in magnitude;
+:func:`endpoint_correction` and
 :func:`far_asymptote` also floats only up to 2**53); ``d_model`` is an even integer in
 ``[2, 2**16]``; ``base`` a finite real number ``> 1``. Bools, complex numbers, strings,
 NaN and infinities raise ``TypeError``/``ValueError`` naming the argument, and so does a
