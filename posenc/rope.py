@@ -32,11 +32,13 @@ same formulas in float32, so its tables agree with these to float32 rounding.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from ._rotate import rotate_pairs
+from ._rope_inputs import as_position_values, check_token_shape, rotate_checked
+from ._rotate import unit_phases
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
@@ -48,6 +50,7 @@ from ._validation import (
     check_finite_result,
     check_position,
     check_positive_int,
+    check_positive_real,
     check_size,
     check_width,
 )
@@ -152,26 +155,50 @@ def rope_layout_permutation(d_head: int) -> np.ndarray:
     return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
 
 
+def _positions(positions: object, target: tuple[int, ...]) -> np.ndarray:
+    """float64 positions: ``(L,)`` for None, an int or a 1-D array, else broadcastable to ``target``."""
+    length = target[-1]
+    if positions is None:
+        return np.arange(length, dtype=np.float64)
+    if isinstance(positions, (numbers.Number, np.generic, np.ndarray)) and np.ndim(positions) == 0:
+        pos = as_positions(positions)  # an int L means 0..L-1; other scalars are refused
+    else:
+        pos = as_position_values(positions, "positions")
+    if pos.ndim >= 2:
+        check_token_shape(pos.shape, "positions", target)
+    elif pos.size != length:
+        raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
+    return pos
+
+
 def _angles(
-    length: int,
     d: int,
-    positions: object,
+    pos: np.ndarray,
     base: float,
     scaling: Mapping | None,
     seq_len: int | None,
 ) -> tuple[np.ndarray, float]:
-    if positions is None:
-        pos = np.arange(length, dtype=np.float64)
-    else:
-        pos = as_positions(positions)
-        if pos.size != length:
-            raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
-    if seq_len is None and scaling is not None and rope_type_of(scaling) == "dynamic":
-        # As transformers' dynamic update: the current length is max(position) + 1 (at
-        # most 2**53, which float64 cannot tell from 2**53 + 1).
+    if seq_len is None and scaling is not None and rope_type_of(scaling) in ("dynamic", "longrope"):
+        # As transformers' dynamic and longrope updates: the current length is
+        # max(position) + 1 (at most 2**53, which float64 cannot tell from 2**53 + 1).
         seq_len = min(max(int(math.floor(float(pos.max()))) + 1, 1), MAX_POSITION)
     inv, attention_factor = rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
-    return pos[:, None] * inv[None, :], attention_factor
+    return pos[..., None] * inv, attention_factor
+
+
+def _rotary_dim(rotary_dim: object, d: int, scaling: Mapping | None) -> int:
+    rot = d if rotary_dim is None else check_width(rotary_dim, "rotary_dim")
+    if rot > d:
+        raise ValueError(f"rotary_dim must be at most x.shape[-1] = {d} (d_head), got {rot}")
+    factor = scaling.get("partial_rotary_factor") if isinstance(scaling, Mapping) else None
+    if factor is not None:
+        factor = check_positive_real(factor, "scaling['partial_rotary_factor']")
+        if int(d * factor) != rot:
+            raise ValueError(
+                f"scaling['partial_rotary_factor'] = {factor} rotates int({d} * {factor}) = {int(d * factor)} "
+                f"channels, but rotary_dim is {rotary_dim} ({rot} channels); pass rotary_dim={int(d * factor)}"
+            )
+    return rot
 
 
 def apply_rope(
@@ -182,6 +209,7 @@ def apply_rope(
     layout: str = "interleaved",
     scaling: Mapping | None = None,
     seq_len: int | None = None,
+    rotary_dim: int | None = None,
 ) -> np.ndarray:
     r"""Rotate the pairs of ``x[..., L, d_head]`` by position-dependent angles.
 
@@ -221,23 +249,10 @@ def apply_rope(
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
-    out_dtype = arr.dtype
-    angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)
-    out, finite = rotate_pairs(arr, _phases(angles, attention_factor), layout, out_dtype)
-    if not finite:
-        as_real_array(arr, "x", min_ndim=2, keep_float_dtype=True)  # raises if x is not finite
-        check_finite_result(
-            out, f"x is too large: the rotated values (times the attention factor) overflow {out_dtype}"
-        )
-    return out
-
-
-def _phases(angles: np.ndarray, attention_factor: float) -> np.ndarray:
-    """``cos(angles) * attention_factor + 1j * sin(angles) * attention_factor``, complex128."""
-    phase = np.empty(angles.shape, dtype=np.complex128)
-    np.multiply(np.cos(angles), attention_factor, out=phase.real)
-    np.multiply(np.sin(angles), attention_factor, out=phase.imag)
-    return phase
+    rot = _rotary_dim(rotary_dim, d, scaling)
+    pos = _positions(positions, arr.shape[:-1])
+    angles, attention_factor = _angles(rot, pos, base, scaling, seq_len)
+    return rotate_checked(arr, unit_phases(angles, attention_factor), layout, rot)
 
 
 def rope_matrix(
