@@ -31,6 +31,7 @@ from .decay import (
 )
 from .functional import functional_equation_residual, wrap_angle
 from .learned import LearnedPositionalEncoding, PositionReadout, fit_position_readout
+from .mrope import apply_mrope, mrope_positions
 from .naive import (
     binary_encoding,
     integer_encoding,
@@ -54,6 +55,7 @@ from .relative import (
     t5_relative_position_bucket,
 )
 from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from .rope_nd import apply_rope_nd, axial_rope_frequencies
 from .rotation import fit_linear_map, fit_shift_matrix, shift_matrix_angles
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -125,6 +127,10 @@ __all__ = [
     "taylor_terms",
     "toeplitz_deviation",
     "apply_rope",
+    "apply_rope_nd",
+    "axial_rope_frequencies",
+    "apply_mrope",
+    "mrope_positions",
     "rope_decay_bound",
     "rope_frequencies",
     "rope_layout_permutation",

@@ -42,7 +42,8 @@ def as_position_values(value: object, name: str) -> np.ndarray:
     if not _all_finite(out):
         raise ValueError(f"{name} must be finite, got NaN or infinity")
     if float(np.max(np.abs(out))) > MAX_POSITION:
-        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {float(np.max(np.abs(out)))!r}")
+        biggest = float(np.max(np.abs(out)))
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {biggest!r}")
     return out
 
 

@@ -160,9 +160,8 @@ def _longrope(inv: np.ndarray, scaling: Mapping, seq_len: int | None) -> tuple[n
     # transformers: factor if given, else max_position_embeddings / original_max_position_embeddings.
     factor = None
     if scaling.get("max_position_embeddings") is not None:
-        longest = check_positive_int(
-            scaling["max_position_embeddings"], _key("max_position_embeddings"), MAX_POSITION, MAX_POSITION_TEXT
-        )
+        key = "max_position_embeddings"
+        longest = check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
         factor = longest / orig
     if scaling.get("factor") is not None:
         factor = _factor(scaling)
