@@ -73,7 +73,7 @@ def apply_rope_nd(
     :math:`\langle R(c)q, R(c')k\rangle = \langle q, R(c'-c)k\rangle`.
 
     The angles are formed in float64 (coordinates never cast to int32 or float32; the sum
-    over axes in a fixed order, see :func:`_nd_angles`) and each pair is rotated by one
+    over axes in a fixed order, axis 0 first, never a BLAS product) and each pair is rotated by one
     complex128 product in the kernel of :func:`~posenc.apply_rope`, the result rounded once
     to the input's float dtype (integer input gives float64).
 
