@@ -19,6 +19,7 @@ from .analysis.statistics import EncodingStatistics, dot_product_distance, encod
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
 from .bias_families import fire_bias, kerple_bias
 from .learned import LearnedPositionalEncoding
+from .mrope import apply_mrope, mrope_positions
 from .position_ids import packed_position_ids, position_ids_from_mask
 from .relative import (
     shaw_relative_logits,
@@ -28,6 +29,7 @@ from .relative import (
     t5_relative_position_bucket,
 )
 from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from .rope_nd import apply_rope_nd, axial_rope_frequencies
 from .scales import attention_temperature, xpos_scale
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
@@ -51,7 +53,11 @@ __all__ = [
     "alibi_bias",
     "alibi_bias_key_form",
     "alibi_slopes",
+    "apply_mrope",
     "apply_rope",
+    "apply_rope_nd",
+    "axial_rope_frequencies",
+    "mrope_positions",
     "attention_temperature",
     "fire_bias",
     "kerple_bias",

@@ -56,16 +56,27 @@ def _complex_view(a: np.ndarray) -> np.ndarray | None:
     return a.view(cdt)
 
 
+def unit_phases(angles: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``cos(angles) * scale + 1j * sin(angles) * scale`` as complex128 (angles float64)."""
+    phase = np.empty(angles.shape, dtype=np.complex128)
+    np.multiply(np.cos(angles), scale, out=phase.real)
+    np.multiply(np.sin(angles), scale, out=phase.imag)
+    return phase
+
+
 def rotate_pairs(
     arr: np.ndarray, phase: np.ndarray, layout: str, out_dtype: np.dtype
 ) -> tuple[np.ndarray, bool]:
-    r"""Rotate the pairs of ``arr[..., L, d]`` by ``phase[L, d/2]`` (complex128).
+    r"""Rotate the pairs of ``arr[..., L, d]`` by ``phase[..., L, d/2]`` (complex128).
 
     Pair :math:`i` of row :math:`l` is ``(arr[..., l, 2i], arr[..., l, 2i+1])`` for
     ``layout="interleaved"`` and ``(arr[..., l, i], arr[..., l, i + d/2])`` for ``"half"``;
-    it becomes :math:`(a + \mathrm{i}b)\,\mathrm{phase}[l, i]` computed by
+    it becomes :math:`(a + \mathrm{i}b)\,\mathrm{phase}[..., l, i]` computed by
     :func:`multiply_phase` in float64, rounded once to ``out_dtype``. ``arr`` may have any
-    real dtype, strides and number of leading axes.
+    real dtype, strides and number of leading axes. ``phase`` is ``(L, d/2)`` (the same
+    phases for every leading index) or has leading axes that broadcast to those of
+    ``arr`` (one row of phases per sequence: per-sequence position ids); it is never
+    broadcast to the full size of ``arr`` in memory, only tile by tile.
 
     Returns ``(out, finite)``, a new array and whether every entry of it is finite
     (checked on each tile while it is in cache, by :func:`_tile_finite`). A NaN or an
@@ -86,20 +97,46 @@ def rotate_pairs(
     zo = _complex_view(o3) if layout == "interleaved" else None
     direct = zx is not None and zo is not None and x3.dtype == np.float64 and o3.dtype == np.float64
     buf = None if direct else np.empty((heads, rows, half), dtype=np.complex128)
+    tile_phase = _phase_tiles(phase, arr.shape[:-2], length, half)
     # An overflow to the output dtype, or inf * 0 from an infinite input, is reported by
     # `finite` (the caller then names the problem), not by a numpy warning.
     with np.errstate(over="ignore", invalid="ignore"):
-        return out, _rotate_tiles(x3, o3, zx, zo, buf, phase, layout, rows, heads, direct)
+        return out, _rotate_tiles(x3, o3, zx, zo, buf, tile_phase, layout, rows, heads, direct)
 
 
-def _rotate_tiles(x3, o3, zx, zo, buf, phase, layout, rows, heads, direct) -> bool:
+def _phase_tiles(phase: np.ndarray, lead_shape: tuple[int, ...], length: int, half: int):
+    """A function ``(n0, n1, l0, l1) -> phases`` of the tile (flat leading rows n0:n1, rows l0:l1).
+
+    ``(L, d/2)`` phases (the same for every leading index) are sliced by rows only, as
+    before per-sequence phases existed, so those results keep their bits. Phases with
+    leading axes are reshaped when they already span every leading axis of ``arr``, and
+    otherwise gathered tile by tile from a broadcast view (no full-size copy).
+    """
+    if phase.ndim > 2 and all(n == 1 for n in phase.shape[:-2]):
+        phase = phase.reshape(length, half)
+    if phase.ndim == 2:
+        return lambda n0, n1, l0, l1: phase[l0:l1]
+    lead_p = (1,) * (len(lead_shape) + 2 - phase.ndim) + phase.shape[:-2]
+    if lead_p == tuple(lead_shape):
+        phase3 = phase.reshape(-1, length, half)
+        return lambda n0, n1, l0, l1: phase3[n0:n1, l0:l1]
+    wide = np.broadcast_to(phase, tuple(lead_shape) + (length, half))
+
+    def gather(n0: int, n1: int, l0: int, l1: int) -> np.ndarray:
+        index = np.unravel_index(np.arange(n0, n1), lead_shape)
+        return wide[index + (slice(l0, l1),)]
+
+    return gather
+
+
+def _rotate_tiles(x3, o3, zx, zo, buf, tile_phase, layout, rows, heads, direct) -> bool:
     lead, length, d = x3.shape
     half = d // 2
     for l0 in range(0, length, rows):
         l1 = min(length, l0 + rows)
-        ph = phase[l0:l1]
         for n0 in range(0, lead, heads):
             n1 = min(lead, n0 + heads)
+            ph = tile_phase(n0, n1, l0, l1)
             dst = o3[n0:n1, l0:l1]
             if direct:
                 multiply_phase(zx[n0:n1, l0:l1], ph, zo[n0:n1, l0:l1])

@@ -32,11 +32,13 @@ same formulas in float32, so its tables agree with these to float32 rounding.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from ._rotate import rotate_pairs
+from ._rope_inputs import as_position_values, check_token_shape, rotate_checked
+from ._rotate import unit_phases
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
@@ -48,6 +50,7 @@ from ._validation import (
     check_finite_result,
     check_position,
     check_positive_int,
+    check_positive_real,
     check_size,
     check_width,
 )
@@ -101,9 +104,25 @@ def rope_frequencies(
         :math:`(1-\sigma_i)\theta_i/s + \sigma_i\theta_i` with
         :math:`\sigma_i = (L_0/\lambda_i - \texttt{low\_freq\_factor}) /
         (\texttt{high\_freq\_factor} - \texttt{low\_freq\_factor})`.
+    ``longrope`` (Phi-3)
+        :math:`\theta_i / e_i` with :math:`e` = ``long_factor`` when ``seq_len`` is given
+        and :math:`> L_0`, else ``short_factor`` (each a list of ``d_head/2`` numbers), as
+        transformers' ``_compute_longrope_parameters``. The attention factor is
+        ``attention_factor`` if given, else 1 when :math:`s \le 1` and
+        :math:`\sqrt{1 + \ln s / \ln L_0}` otherwise, where :math:`s` = ``factor`` if given,
+        else ``max_position_embeddings`` / :math:`L_0` (transformers reads
+        ``config.max_position_embeddings``; here it is a key of ``scaling``).
+    ``default``
+        No change (the type of a plain transformers-5 ``rope_parameters`` dict).
+
+    A transformers-5 ``rope_parameters`` dict is read as it stands: its ``rope_theta``,
+    when present, must equal ``base`` (``ValueError`` otherwise: pass the same value);
+    ``partial_rotary_factor`` is not read here (``d_head`` is the number of rotated
+    channels; :func:`apply_rope` checks it against ``rotary_dim``) and neither is
+    ``mrope_section`` (:func:`~posenc.apply_mrope`).
 
     Returns the array, or ``(array, attention_factor)`` when ``return_attention_factor``
-    (the factor is 1.0 except for ``yarn``).
+    (the factor is 1.0 except for ``yarn`` and ``longrope``).
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the argument
     or the ``scaling`` key): ``d_head`` a positive even ``int`` at most 2**16 (bools
@@ -114,7 +133,12 @@ def rope_frequencies(
     most 2**53; ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim`` finite real
     numbers > 0 (missing, None or 0 meaning the default, as transformers' ``or``) with
     ``beta_fast > beta_slow``; ``truncate`` a real bool (None meaning the default True);
-    ``low_freq_factor < high_freq_factor``. Keys no type reads are ignored.
+    ``low_freq_factor < high_freq_factor``; ``short_factor``, ``long_factor`` lists (or
+    1-D arrays) of ``d_head/2`` finite positive numbers; ``max_position_embeddings`` a
+    positive ``int`` at most 2**53; ``longrope`` needs ``factor``,
+    ``max_position_embeddings`` or ``attention_factor`` (and :math:`L_0 \ge 2` to derive
+    the factor); ``rope_theta`` a finite real number equal to ``base``. Keys no type reads
+    are ignored.
     ``seq_len`` None or a positive ``int`` at most 2**53 (checked whenever given);
     ``return_attention_factor`` a real bool. A ``dynamic`` base that overflows float64 is
     refused, as are frequencies that overflow (a tiny ``factor``).
@@ -152,26 +176,51 @@ def rope_layout_permutation(d_head: int) -> np.ndarray:
     return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
 
 
+def _positions(positions: object, target: tuple[int, ...]) -> np.ndarray:
+    """float64 positions: ``(L,)`` for None, an int or a 1-D array, else broadcastable to ``target``."""
+    length = target[-1]
+    if positions is None:
+        return np.arange(length, dtype=np.float64)
+    if isinstance(positions, (numbers.Number, np.generic, np.ndarray)) and np.ndim(positions) == 0:
+        pos = as_positions(positions)  # an int L means 0..L-1; other scalars are refused
+    else:
+        pos = as_position_values(positions, "positions")
+    if pos.ndim >= 2:
+        check_token_shape(pos.shape, "positions", target)
+    elif pos.size != length:
+        raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
+    return pos
+
+
 def _angles(
-    length: int,
     d: int,
-    positions: object,
+    pos: np.ndarray,
     base: float,
     scaling: Mapping | None,
     seq_len: int | None,
 ) -> tuple[np.ndarray, float]:
-    if positions is None:
-        pos = np.arange(length, dtype=np.float64)
-    else:
-        pos = as_positions(positions)
-        if pos.size != length:
-            raise ValueError(f"positions must have length {length} (x.shape[-2]), got {pos.size}")
-    if seq_len is None and scaling is not None and rope_type_of(scaling) == "dynamic":
-        # As transformers' dynamic update: the current length is max(position) + 1 (at
-        # most 2**53, which float64 cannot tell from 2**53 + 1).
+    if seq_len is None and scaling is not None and rope_type_of(scaling) in ("dynamic", "longrope"):
+        # As transformers' dynamic and longrope updates: the current length is
+        # max(position) + 1 (at most 2**53, which float64 cannot tell from 2**53 + 1).
         seq_len = min(max(int(math.floor(float(pos.max()))) + 1, 1), MAX_POSITION)
     inv, attention_factor = rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
-    return pos[:, None] * inv[None, :], attention_factor
+    return pos[..., None] * inv, attention_factor
+
+
+def _rotary_dim(rotary_dim: object, d: int, scaling: Mapping | None) -> int:
+    rot = d if rotary_dim is None else check_width(rotary_dim, "rotary_dim")
+    if rot > d:
+        raise ValueError(f"rotary_dim must be at most x.shape[-1] = {d} (d_head), got {rot}")
+    factor = scaling.get("partial_rotary_factor") if isinstance(scaling, Mapping) else None
+    if factor is not None:
+        factor = check_positive_real(factor, "scaling['partial_rotary_factor']")
+        if int(d * factor) != rot:
+            raise ValueError(
+                f"scaling['partial_rotary_factor'] = {factor} rotates int({d} * {factor}) = "
+                f"{int(d * factor)} channels, but rotary_dim is {rotary_dim} ({rot} channels); "
+                f"pass rotary_dim={int(d * factor)}"
+            )
+    return rot
 
 
 def apply_rope(
@@ -182,37 +231,50 @@ def apply_rope(
     layout: str = "interleaved",
     scaling: Mapping | None = None,
     seq_len: int | None = None,
+    rotary_dim: int | None = None,
 ) -> np.ndarray:
     r"""Rotate the pairs of ``x[..., L, d_head]`` by position-dependent angles.
 
     Row ``l`` (position :math:`m` = ``positions[l]``, default ``0..L-1``; any real 1-D
-    array of length ``L``, e.g. offset positions while decoding) has pair :math:`i`
+    array of length ``L``, e.g. offset positions while decoding; or per-sequence ids, an
+    array whose shape broadcasts to ``x.shape[:-1]``, e.g. ``(B, 1, L)`` for ``x`` of shape
+    ``(B, H, L, d)``, for left padding or packed sequences) has pair :math:`i`
     :math:`(a, b)` replaced by
     :math:`(a\cos m\theta_i - b\sin m\theta_i,\ a\sin m\theta_i + b\cos m\theta_i)`,
     i.e. :math:`(a + \mathrm{i}b)\,e^{\mathrm{i}m\theta_i}`, with :math:`\theta_i` from
     :func:`rope_frequencies`. ``layout="interleaved"`` pairs coordinates ``(2i, 2i+1)``,
-    ``"half"`` pairs ``(i, i + d/2)``.
+    ``"half"`` pairs ``(i, i + d/2)``. With ``rotary_dim`` :math:`r` only channels
+    ``0 .. r-1`` rotate (GPT-NeoX ``rotary_pct``, transformers ``partial_rotary_factor``),
+    paired inside them by ``layout`` (``"half"``: ``(i, i + r/2)``) with the frequencies
+    of an :math:`r`-dimensional RoPE, ``rope_frequencies(r, base, scaling)``; channels
+    ``r .. d-1`` are copied unchanged.
 
     Angles :math:`m\theta_i` are formed in float64 from float64 positions; the arithmetic
     is float64 and only the result is cast back to the input's float dtype (integer input
     gives float64). Each pair is rotated by one complex128 product with the float64
     phase :math:`s\cos m\theta_i + \mathrm{i}\,s\sin m\theta_i` (``posenc._rotate``;
-    :math:`s` the attention factor, 1 unless ``yarn``), so before that final rounding every
+    :math:`s` the attention factor, 1 unless ``yarn`` or ``longrope``), so before that final rounding every
     component is within :math:`4 \cdot 2^{-52} s(|a| + |b|)` of the exact
     :math:`(a + \mathrm{i}b)\,s\,e^{\mathrm{i}\phi}`, :math:`\phi` the float64 angle
     (cos and sin within an ulp), and a pair gets the same bits whatever the layout, the
     input's strides or its float dtype. With ``scaling`` of type
-    ``yarn`` both cos and sin are multiplied by the attention factor (so
-    :math:`\langle q', k'\rangle` scales by its square). For
-    ``dynamic`` the current length ``seq_len`` defaults to ``max(positions) + 1``.
+    ``yarn`` or ``longrope`` both cos and sin are multiplied by the attention factor (so
+    :math:`\langle q', k'\rangle` scales by its square). For ``dynamic`` and
+    ``longrope`` the current length ``seq_len`` defaults to ``max(positions) + 1`` (over
+    every sequence), as transformers' dynamic and longrope updates.
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
     argument): ``x`` a non-empty real array-like (any integer or float dtype; bools,
     complex numbers, NaN and infinities refused) with at least 2 dimensions and a
-    positive even last dimension at most 2**16; ``positions`` None or a 1-D array-like
-    of ``L`` real positions with ``|m| <= 2**53`` (bools, complex numbers, NaN and
-    infinities refused); ``base``, ``scaling``, ``seq_len`` as
-    :func:`rope_frequencies`; ``layout`` ``"interleaved"`` or ``"half"``. A result that
+    positive even last dimension at most 2**16; ``positions`` None, an ``int`` ``L``, a
+    1-D array-like of ``L`` real positions, or a real array-like of 2 or more axes, at
+    most ``x.ndim - 1``, whose last axis is ``L`` (the token axis is not broadcast) and
+    whose other axes are 1 or equal to those of ``x.shape[:-1]``; positions have
+    ``|m| <= 2**53`` (bools, complex numbers, NaN and infinities refused); ``base``,
+    ``scaling``, ``seq_len`` as :func:`rope_frequencies`; ``layout`` ``"interleaved"`` or
+    ``"half"``; ``rotary_dim`` None or a positive even ``int`` at most ``x.shape[-1]``
+    (bools refused), equal to ``int(d_head * partial_rotary_factor)`` when ``scaling``
+    holds that key. A result that
     overflows the output dtype (entries of ``x`` near its largest value, or a huge
     attention factor) is refused with ``ValueError`` instead of returning infinities.
     """
@@ -221,23 +283,10 @@ def apply_rope(
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
     layout = check_choice(layout, "layout", ROPE_LAYOUTS)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
-    out_dtype = arr.dtype
-    angles, attention_factor = _angles(arr.shape[-2], d, positions, base, scaling, seq_len)
-    out, finite = rotate_pairs(arr, _phases(angles, attention_factor), layout, out_dtype)
-    if not finite:
-        as_real_array(arr, "x", min_ndim=2, keep_float_dtype=True)  # raises if x is not finite
-        check_finite_result(
-            out, f"x is too large: the rotated values (times the attention factor) overflow {out_dtype}"
-        )
-    return out
-
-
-def _phases(angles: np.ndarray, attention_factor: float) -> np.ndarray:
-    """``cos(angles) * attention_factor + 1j * sin(angles) * attention_factor``, complex128."""
-    phase = np.empty(angles.shape, dtype=np.complex128)
-    np.multiply(np.cos(angles), attention_factor, out=phase.real)
-    np.multiply(np.sin(angles), attention_factor, out=phase.imag)
-    return phase
+    rot = _rotary_dim(rotary_dim, d, scaling)
+    pos = _positions(positions, arr.shape[:-1])
+    angles, attention_factor = _angles(rot, pos, base, scaling, seq_len)
+    return rotate_checked(arr, unit_phases(angles, attention_factor), layout, rot)
 
 
 def rope_matrix(

@@ -2,8 +2,10 @@ r"""The context-extension variants of RoPE's frequencies (Hugging Face ``rope_sc
 
 Each ``rope_type`` rescales the inverse frequencies :math:`\theta_i` of
 :func:`posenc.rope_frequencies` (which documents every formula and key): ``linear``,
-``dynamic``, ``yarn`` and ``llama3``. :func:`scaled_frequencies` reads and checks the
-keys of a ``scaling`` dict and applies its type.
+``dynamic``, ``yarn``, ``llama3`` and ``longrope`` (Phi-3), and ``default`` (no change).
+:func:`scaled_frequencies` reads and checks the keys of a ``scaling`` dict and applies its
+type; a transformers-5 ``rope_parameters`` dict is read as it stands (its ``rope_theta``
+must equal the ``base`` passed).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
+    as_real_array,
+    check_base,
     check_bool,
     check_finite_real,
     check_positive_int,
@@ -23,13 +27,14 @@ from ._validation import (
 )
 from .sinusoidal import frequencies
 
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
 _REQUIRED_KEYS = {
     "default": (),
     "linear": ("factor",),
     "dynamic": ("factor", "original_max_position_embeddings"),
     "yarn": ("factor", "original_max_position_embeddings"),
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
 }
 
 
@@ -136,12 +141,75 @@ def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
     return np.where(medium, smoothed, out)
 
 
+def _factor_list(scaling: Mapping, key: str, half: int) -> np.ndarray:
+    """``scaling[key]``: ``half`` finite positive reals (a list, tuple or 1-D array)."""
+    if isinstance(scaling[key], (str, bytes)) or np.ndim(scaling[key]) == 0:
+        raise TypeError(f"{_key(key)} must be a list of {half} positive numbers, got {scaling[key]!r}")
+    values = as_real_array(scaling[key], _key(key), ndim=1)
+    if values.size != half:
+        raise ValueError(f"{_key(key)} must have d_head/2 = {half} entries (one per pair), got {values.size}")
+    if float(values.min()) <= 0.0:
+        raise ValueError(f"{_key(key)} must hold positive numbers, got {float(values.min())}")
+    return values
+
+
+def _longrope(inv: np.ndarray, scaling: Mapping, seq_len: int | None) -> tuple[np.ndarray, float]:
+    orig = _original_length(scaling)
+    short = _factor_list(scaling, "short_factor", inv.size)
+    long = _factor_list(scaling, "long_factor", inv.size)
+    # transformers: factor if given, else max_position_embeddings / original_max_position_embeddings.
+    factor = None
+    if scaling.get("max_position_embeddings") is not None:
+        key = "max_position_embeddings"
+        longest = check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
+        factor = longest / orig
+    if scaling.get("factor") is not None:
+        factor = _factor(scaling)
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is not None:
+        attention_factor = check_positive_real(attention_factor, _key("attention_factor"))
+    elif factor is None:
+        raise ValueError(
+            "rope_type 'longrope' needs scaling['factor'] or scaling['max_position_embeddings'] (the "
+            "config's, giving factor = max_position_embeddings / original_max_position_embeddings) "
+            "to derive the attention factor, or an explicit scaling['attention_factor']"
+        )
+    elif factor <= 1.0:
+        attention_factor = 1.0
+    elif orig == 1:
+        raise ValueError(
+            "rope_type 'longrope': the attention factor sqrt(1 + ln(factor) / ln(L0)) needs "
+            "scaling['original_max_position_embeddings'] = L0 >= 2, got 1"
+        )
+    else:
+        attention_factor = math.sqrt(1.0 + math.log(factor) / math.log(orig))
+    ext = long if seq_len is not None and seq_len > orig else short
+    return inv / ext, float(attention_factor)
+
+
+def _check_theta(scaling: Mapping, base: float) -> None:
+    theta = scaling.get("rope_theta")
+    if theta is None:
+        return
+    try:
+        theta = check_base(theta)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"scaling['rope_theta']: {exc}") from None
+    if theta != base:
+        raise ValueError(
+            f"scaling['rope_theta'] = {theta!r} differs from base = {base!r}; "
+            f"pass base={theta!r} (the same value) with this scaling dict"
+        )
+
+
 def scaled_frequencies(
     inv: np.ndarray, d: int, base: float, scaling: Mapping | None, seq_len: int | None
 ) -> tuple[np.ndarray, float]:
     """``(frequencies, attention_factor)`` after the ``scaling`` dict's type (checked here)."""
     attention_factor = 1.0
     rope_type = "default" if scaling is None else rope_type_of(scaling)
+    if scaling is not None:
+        _check_theta(scaling, base)
     # A tiny factor overflows inv / factor: the result is checked below, so no warning.
     with np.errstate(over="ignore", invalid="ignore"):
         if rope_type == "linear":
@@ -170,4 +238,6 @@ def scaled_frequencies(
             inv, attention_factor = _yarn(inv, d, base, scaling)
         elif rope_type == "llama3":
             inv = _llama3(inv, scaling)
+        elif rope_type == "longrope":
+            inv, attention_factor = _longrope(inv, scaling, seq_len)
     return inv, attention_factor
