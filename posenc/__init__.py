@@ -13,7 +13,7 @@ package loads numpy only; mpmath is imported on first use of the frequency table
 on first use of ``posenc.symbolic``.
 """
 
-from . import analysis, reference, symbolic
+from . import analysis, plotting, reference, symbolic
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
@@ -45,6 +45,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "analysis",
+    "plotting",
     "reference",
     "symbolic",
     "EncodingStatistics",
