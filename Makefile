@@ -16,7 +16,7 @@ READER_KERNEL := posenc-reader
 # Where jupyter_client finds the reader kernel's spec (written inside .venv-reader/).
 READER_JUPYTER_PATH := $(CURDIR)/$(READER)/share/jupyter
 
-.PHONY: book test test-unit test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
+.PHONY: book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
 
 env: $(STAMP)
 
@@ -56,7 +56,13 @@ test:
 	$(PYTHON) scripts/run_tests.py
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -n 2 tests --ignore=tests/browser
+	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py
+
+## test-nbgrader: nbgrader's own workflow in a temporary course directory: generate_assignment
+## (chapter 11 and a marker-format fixture), autograde the instructor's and the untouched
+## student notebooks (full marks, zero), generate_feedback
+test-nbgrader: $(STAMP)
+	$(BIN)/pytest tests/test_nbgrader_workflow.py
 
 # nbval (from .venv) runs every chapter in the kernel posenc-reader, whose Python is
 # .venv-reader's (requirements.txt alone): this run is also the Binder check's execution.
@@ -94,9 +100,10 @@ test-binder-fresh: $(STAMP)
 test-colab: $(STAMP)
 	$(BIN)/python scripts/check_colab.py --python $(PYTHON)
 
+# The chapters are held to the package's ruff rules too (pyproject.toml).
 lint: $(STAMP)
-	$(BIN)/ruff check posenc tests scripts _ext
-	$(BIN)/ruff format --check posenc tests scripts _ext
+	$(BIN)/ruff check posenc tests scripts _ext chapters
+	$(BIN)/ruff format --check posenc tests scripts _ext chapters
 
 ## student: the student edition (solutions removed, exercise cells stubbed) in _build/student,
 ## its site (built with warnings as errors, every chapter executed) in _build/student/html

@@ -47,9 +47,10 @@ STAGES = (
         "nbval strict: every chapter re-executed in the reader kernel and compared",
     ),
     Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling"),
+    Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
     Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
-    Stage("lint", "lint", ("env",), "ruff check and ruff format --check"),
+    Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included"),
     Stage(
         "binder",
         "test-binder",
