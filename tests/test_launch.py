@@ -367,3 +367,8 @@ def test_binder_check_compares_the_reader_kernel_with_its_environment(tmp_path):
     assert check_binder.kernel_python(venv, "reader") == venv / "bin" / "python"
     with pytest.raises(SystemExit, match="no kernel 'other'"):
         check_binder.kernel_python(venv, "other")
+
+
+def test_the_book_build_never_reads_the_reader_environment():
+    # .venv-reader sits in the book's folder; Sphinx would parse the packages' .md and .rst files
+    assert {".venv", ".venv-reader"} <= set(CONFIG["exclude_patterns"])
