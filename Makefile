@@ -74,6 +74,8 @@ test-notebooks: $(STAMP) $(READER_STAMP)
 # Renders the stored outputs that test-notebooks has just checked against a fresh execution
 # (`make book` executes every chapter instead).
 test-build: $(STAMP)
+	# a fresh site: the browser test walks every page in _build/html, stale ones included
+	rm -rf _build/html
 	$(BIN)/python scripts/config_stored_outputs.py _build/config-stored-outputs.yml
 	$(BIN)/jupyter-book build . --all -W -n --keep-going --config _build/config-stored-outputs.yml
 
