@@ -1,25 +1,46 @@
 # Two entry points from a fresh clone: `make book` and `make test`.
 # Both create the virtual environment .venv/ inside the repository when it is missing and
-# install the pinned requirements.txt into it (posenc included, editable).
+# install the pinned requirements-dev.txt into it (the reader's requirements.txt, posenc
+# included and editable, plus the build, test, browser and grading tools).
+# `make test` also creates .venv-reader/ from requirements.txt alone (what Binder installs)
+# and registers it as the Jupyter kernel `posenc-reader`, in which nbval runs every chapter.
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+READER := .venv-reader
+READER_STAMP := $(READER)/.installed
+READER_KERNEL := posenc-reader
+# Where jupyter_client finds the reader kernel's spec (written inside .venv-reader/).
+READER_JUPYTER_PATH := $(CURDIR)/$(READER)/share/jupyter
 
-.PHONY: book test test-unit test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env
+.PHONY: book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
 
 env: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	# Build matplotlib's font cache now: its one-time notice on stderr would otherwise
 	# land in the first executed cell and break nbval and the build.
 	$(BIN)/python -c "import matplotlib.pyplot"
 	touch $(STAMP)
+
+## env-reader: .venv-reader/ from requirements.txt alone (Binder's environment), registered
+## as the Jupyter kernel posenc-reader (its spec inside .venv-reader/share/jupyter)
+env-reader: $(READER_STAMP)
+
+$(READER_STAMP): requirements.txt pyproject.toml
+	test -x $(READER)/bin/python || $(PYTHON) -m venv $(READER)
+	$(READER)/bin/python -m pip install --quiet --upgrade pip==26.3
+	$(READER)/bin/python -m pip install --quiet -r requirements.txt
+	$(READER)/bin/python -m ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL) \
+	  --display-name "Python 3 (posenc reader environment)" >/dev/null
+	$(READER)/bin/python -c "import matplotlib.pyplot"
+	touch $(READER_STAMP)
 
 ## book: build the HTML site into _build/html (executes every chapter)
 book: $(STAMP)
@@ -35,15 +56,26 @@ test:
 	$(PYTHON) scripts/run_tests.py
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -n 2 tests --ignore=tests/browser
+	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py
 
+## test-nbgrader: nbgrader's own workflow in a temporary course directory: generate_assignment
+## (chapter 11 and a marker-format fixture), autograde the instructor's and the untouched
+## student notebooks (full marks, zero), generate_feedback
+test-nbgrader: $(STAMP)
+	$(BIN)/pytest tests/test_nbgrader_workflow.py
+
+# nbval (from .venv) runs every chapter in the kernel posenc-reader, whose Python is
+# .venv-reader's (requirements.txt alone): this run is also the Binder check's execution.
 # --dist loadfile: the cells of one notebook run in order in one kernel.
-test-notebooks: $(STAMP)
-	$(BIN)/pytest -n 2 --dist loadfile --nbval --nbval-current-env chapters
+test-notebooks: $(STAMP) $(READER_STAMP)
+	JUPYTER_PATH=$(READER_JUPYTER_PATH) $(BIN)/pytest -n 2 --dist loadfile --nbval \
+	  --nbval-kernel-name $(READER_KERNEL) chapters
 
 # Renders the stored outputs that test-notebooks has just checked against a fresh execution
 # (`make book` executes every chapter instead).
 test-build: $(STAMP)
+	# a fresh site: the browser test walks every page in _build/html, stale ones included
+	rm -rf _build/html
 	$(BIN)/python scripts/config_stored_outputs.py _build/config-stored-outputs.yml
 	$(BIN)/jupyter-book build . --all -W -n --keep-going --config _build/config-stored-outputs.yml
 
@@ -55,11 +87,12 @@ test-student: student
 	test -d _build/student/html
 	$(BIN)/pytest tests/test_student_edition.py -rs -k built_student_site
 
-# Binder: the test environment is built from requirements.txt alone; check that it holds
-# nothing else (the chapters ran in it under test-notebooks). test-binder-fresh redoes it
-# all in a new environment from the tracked files (minutes).
-test-binder: $(STAMP)
-	$(BIN)/python scripts/check_binder.py
+# Binder: .venv-reader is built from requirements.txt alone and nbval ran every chapter in
+# it (test-notebooks); check that it holds exactly those pins, posenc from this checkout, and
+# that the kernel posenc-reader is its Python. test-binder-fresh redoes it all in a new
+# environment from the tracked files (minutes).
+test-binder: $(STAMP) $(READER_STAMP)
+	$(BIN)/python scripts/check_binder.py --venv $(READER) --kernel $(READER_KERNEL)
 
 test-binder-fresh: $(STAMP)
 	$(BIN)/python scripts/check_binder.py --fresh --python $(PYTHON)
@@ -69,9 +102,10 @@ test-binder-fresh: $(STAMP)
 test-colab: $(STAMP)
 	$(BIN)/python scripts/check_colab.py --python $(PYTHON)
 
+# The chapters are held to the package's ruff rules too (pyproject.toml).
 lint: $(STAMP)
-	$(BIN)/ruff check posenc tests scripts _ext
-	$(BIN)/ruff format --check posenc tests scripts _ext
+	$(BIN)/ruff check posenc tests scripts _ext chapters
+	$(BIN)/ruff format --check posenc tests scripts _ext chapters
 
 ## student: the student edition (solutions removed, exercise cells stubbed) in _build/student,
 ## its site (built with warnings as errors, every chapter executed) in _build/student/html

@@ -6,13 +6,15 @@ Binder (repo2docker) starts from the repository's committed files, creates an en
 with the Python version of ``runtime.txt``, runs ``pip install -r requirements.txt`` from the
 repository root and opens the notebooks.
 
-By default (``make test``) the environment under test is the one running this script, the
-project's ``.venv``, which ``make`` builds exactly that way: the script checks that it holds
+By default (``make test``) the environment under test is ``--venv`` (``.venv-reader``), which
+``make env-reader`` builds exactly that way and registers as the Jupyter kernel ``--kernel``
+(``posenc-reader``). `make test`'s nbval stage runs every chapter in that kernel, so the
+chapters are not executed a second time here; the script checks that the environment holds
 exactly the pins of ``requirements.txt`` and nothing else (``pip freeze``), that ``posenc``
-is imported from this checkout, that its Python matches ``runtime.txt`` (a warning
-otherwise), and that no file under ``chapters/`` or ``posenc/`` is untracked (Binder would
-not have it). The chapters' execution in this environment is `make test`'s nbval stage,
-which runs before this check; the chapters are not executed a second time.
+is imported in it from this checkout, that the kernel runs its Python, that its Python
+matches ``runtime.txt`` (a warning otherwise), and that no file under ``chapters/`` or
+``posenc/`` is untracked (Binder would not have it). The build, test and grading tools
+(``requirements-dev.txt``) live in ``.venv``, which runs nbval but not the chapters.
 
 ``--fresh`` repeats everything from scratch instead, as before a release:
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import subprocess
@@ -123,6 +126,15 @@ def parse_args(argv: list[str], doc: str, fresh: bool = False) -> argparse.Names
         parser.add_argument(
             "--fresh", action="store_true", help="copy, create a new environment and execute every chapter"
         )
+        parser.add_argument(
+            "--venv",
+            type=Path,
+            default=Path(".venv-reader"),
+            help="the reader environment (default .venv-reader)",
+        )
+        parser.add_argument(
+            "--kernel", default="posenc-reader", help="its kernel, the one nbval ran (default posenc-reader)"
+        )
     parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
     parser.add_argument("--workdir", type=Path, help="work here (emptied first, kept afterwards)")
     parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
@@ -171,25 +183,57 @@ def environment_differences(required: dict[str, str], installed: dict[str, str])
     return problems
 
 
-def check_this_environment() -> None:
-    """The environment running this script is Binder's: requirements.txt, nothing else."""
-    step(f"the test environment ({sys.prefix}) against requirements.txt")
-    freeze = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
-        capture_output=True,
-        text=True,
-        check=True,
+def freeze(python: Path) -> dict[str, str]:
+    """``name -> version`` of what ``pip freeze`` lists in the environment of ``python`` (editables aside)."""
+    out = subprocess.run(
+        [str(python), "-m", "pip", "freeze", "--exclude-editable"], capture_output=True, text=True, check=True
     )
-    problems = environment_differences(pins((ROOT / "requirements.txt").read_text()), pins(freeze.stdout))
+    return pins(out.stdout)
+
+
+def posenc_origin(python: Path) -> Path:
+    """Where ``python`` imports posenc from (run from ``/``, so not found through the working directory)."""
+    code = "import posenc; print(posenc.__file__)"
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    return Path(out.stdout.strip()).resolve()
+
+
+def kernel_python(venv: Path, kernel: str) -> Path:
+    """The interpreter of kernel ``kernel`` whose spec ``make env-reader`` wrote inside ``venv``."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    manager = KernelSpecManager(kernel_dirs=[str(venv / "share" / "jupyter" / "kernels")])
+    try:
+        spec = manager.get_kernel_spec(kernel)
+    except NoSuchKernel:
+        raise SystemExit(
+            f"FAILED: no kernel {kernel!r} registered in {venv} (run `make env-reader`)"
+        ) from None
+    return Path(spec.argv[0])
+
+
+def check_reader_environment(venv: Path, kernel: str) -> None:
+    """``venv`` is Binder's environment (requirements.txt, nothing else) and kernel ``kernel`` runs it."""
+    venv = venv if venv.is_absolute() else ROOT / venv
+    python = venv / "bin" / "python"
+    step(f"the reader environment ({venv}) against requirements.txt")
+    if not python.is_file():
+        raise SystemExit(f"FAILED: {python} does not exist (run `make env-reader`)")
+    installed = freeze(python)
+    problems = environment_differences(pins((ROOT / "requirements.txt").read_text()), installed)
     if problems:
         raise SystemExit("FAILED: the environment is not requirements.txt's:\n   " + "\n   ".join(problems))
-    print(f"   {len(pins(freeze.stdout))} packages, exactly the pins of requirements.txt")
-    import posenc
-
-    if not Path(posenc.__file__).resolve().is_relative_to(ROOT):
-        raise SystemExit(f"FAILED: posenc is imported from {posenc.__file__}, not from {ROOT}")
-    print(f"   posenc from {Path(posenc.__file__).resolve().relative_to(ROOT)} (editable install)")
-    wanted, have = runtime_version(ROOT), "{}.{}".format(*sys.version_info[:2])
+    print(f"   {len(installed)} packages, exactly the pins of requirements.txt")
+    origin = posenc_origin(python)
+    if not origin.is_relative_to(ROOT):
+        raise SystemExit(f"FAILED: posenc is imported from {origin}, not from {ROOT}")
+    print(f"   posenc from {origin.relative_to(ROOT)} (editable install)")
+    runs = kernel_python(venv, kernel)
+    # compare the venv's bin/ folders, not resolved files (every venv's python links to the same one)
+    if Path(os.path.abspath(runs)).parent != Path(os.path.abspath(python)).parent:
+        raise SystemExit(f"FAILED: kernel {kernel!r} runs {runs}, not {python}")
+    print(f"   kernel {kernel!r} runs {python.relative_to(ROOT) if python.is_relative_to(ROOT) else python}")
+    wanted, have = runtime_version(ROOT), venv_version(python)
     if wanted != have:
         print(f"   WARNING: runtime.txt asks for Python {wanted}; this environment has {have}")
     untracked = subprocess.run(
@@ -202,14 +246,15 @@ def check_this_environment() -> None:
     if untracked:
         raise SystemExit(f"FAILED: untracked files Binder would not have: {untracked}")
     step(
-        "Binder check passed: the chapters run (nbval stage) in an environment that is requirements.txt alone"
+        f"Binder check passed: nbval ran every chapter in kernel {kernel!r}, an environment from "
+        "requirements.txt alone"
     )
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv, __doc__, fresh=True)
     if not args.fresh:
-        check_this_environment()
+        check_reader_environment(args.venv, args.kernel)
         return 0
     with work_folder(args.workdir, "binder-check-") as work:
         repo = work / "repo"

@@ -22,14 +22,29 @@ the environment's site-packages. Commit first: the clone sees committed files on
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import check_binder  # noqa: E402  (a sibling script: its command line, folders and steps)
-import colab_cell  # noqa: E402
+import nbformat
+
+
+def _sibling(name: str) -> ModuleType:
+    """Another script of this folder, loaded by path (scripts/ is not a package)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check_binder = _sibling("check_binder")  # its command line, folders and steps
+colab_cell = _sibling("colab_cell")
 
 ROOT = check_binder.ROOT
 # What Colab preinstalls among the chapters' needs (plus the kernel and the runner's nbclient).
@@ -60,11 +75,13 @@ def make_remote(dest: Path, branch: str) -> str:
 
 def colab_copy(src: Path, dest: Path, url: str, local_url: str) -> None:
     """Copy notebook ``src`` to ``dest`` with the set-up cell cloning ``local_url`` instead of ``url``."""
-    text = src.read_text()
-    needle = f'REPOSITORY_URL = \\"{url}\\"'  # as it appears inside the notebook's JSON
-    if text.count(needle) != 1:
+    nb = nbformat.read(src, as_version=4)
+    needle = f'REPOSITORY_URL = "{url}"'
+    cells = [c for c in nb.cells if colab_cell.is_setup_cell(c) and c.source.count(needle) == 1]
+    if len(cells) != 1:
         raise SystemExit(f"FAILED: {src.name} has no set-up cell for {url} (run `make colab-cell`)")
-    dest.write_text(text.replace(needle, f'REPOSITORY_URL = \\"{local_url}\\"'))
+    cells[0].source = cells[0].source.replace(needle, f'REPOSITORY_URL = "{local_url}"')
+    nbformat.write(nb, dest)
 
 
 def main(argv: list[str]) -> int:

@@ -1,22 +1,43 @@
-"""Write the student edition of the book: the same sources with every solution removed.
+"""Write the student edition of the book: the same sources with every solution cleared by nbgrader.
 
 Usage: python scripts/make_student.py [--out _build/student]
 
-Copies the book sources (``_config.yml``, ``_toc.yml``, the Markdown pages, ``chapters/``,
-``references.bib``, ``_ext/``, ``_static/`` and any other page the table of contents lists)
-into ``--out`` (wiped first) and, on the way:
+The clearing is nbgrader's own ``ClearSolutions`` preprocessor, configured (see
+``clear_solutions()``), not reimplemented. It reads each cell's lines; a line containing
+``BEGIN SOLUTION`` opens a region, the next line containing ``END SOLUTION`` closes it, and
+the whole region, marker lines included, is replaced by the stub, indented like the
+``BEGIN`` line:
 
-* removes every ``{solution}`` directive (backtick or colon fences, any fence length) and
-  every gated ``{solution-start}`` ... ``{solution-end}`` region, with the cells between;
-* drops the cells tagged ``solution-check`` (the hidden cells that certify claims made in
-  the solutions, and the sentence announcing them);
-* in each code cell tagged ``exercise`` (nbgrader solution cells) replaces the region
-  between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` with
-  ``raise NotImplementedError("Exercise N.M is not yet implemented: ...")`` (a cell without
-  the markers is replaced whole), and tags it and the ``exercise-check`` cells
-  ``raises-exception`` so that the student book still executes and builds;
-* strips every output and execution count (the build re-executes the chapters);
-* leaves the instructor page (``instructors.md``) out of the student table of contents.
+* in a Markdown cell, lines ``% BEGIN SOLUTION`` / ``% END SOLUTION`` (MyST comments,
+  invisible on the site) around a ``{solution}`` directive, a ``{solution-start}`` opening
+  or a ``{solution-end}`` closing become ``TEXT_STUB`` (nothing); ``enforce_metadata`` is
+  off, so these Markdown cells need no nbgrader metadata;
+* in a code cell, ``### BEGIN SOLUTION`` / ``### END SOLUTION`` (code exercises tagged
+  ``exercise``, gated solution cells tagged ``solution``) become ``CODE_STUB``, which raises
+  ``NotImplementedError`` where the student's code belongs;
+* an nbgrader solution cell without markers is replaced whole by the stub.
+
+Around that, this script copies the book sources (``_config.yml``, ``_toc.yml``, the
+Markdown pages, ``chapters/``, ``references.bib``, ``_ext/``, ``_static/``, and
+``posenc/reference.py``, which chapters show with ``literalinclude``) into ``--out`` (wiped
+first), and with nbformat:
+
+* leaves out the cells tagged ``solution-check`` (hidden cells that certify claims made in
+  solutions) and the Markdown cells the clearing emptied;
+* strips every output and execution count (nbgrader's ``ClearOutput``; the build
+  re-executes the chapters);
+* tags ``raises-exception`` the cells that must raise in the student copy, so the student
+  book still executes and builds: every code cell the clearing changed and every checker
+  cell (``exercise-check``: its checker raises ``posenc.exercises.ExerciseError``, or the
+  stub's ``NotImplementedError`` passes through it);
+* writes a student ``_config.yml`` (title marked, launch buttons, Thebe and the repository
+  link off: they would open the instructor chapters) and a table of contents without the
+  instructor page (``instructors.md``).
+
+Chapters still in the first format (solutions as ```` ```python ```` fences inside
+``{solution}`` directives, no markers) are handled by ``mark_legacy_solutions()``, which
+only adds the ``% BEGIN SOLUTION`` / ``% END SOLUTION`` lines around each unmarked
+``{solution}`` directive before nbgrader clears it.
 
 Only the files are written; ``make student`` then builds ``<out>/html`` with jupyter-book.
 """
@@ -30,22 +51,37 @@ import sys
 from pathlib import Path
 
 import nbformat
+from nbgrader.preprocessors import ClearOutput, ClearSolutions
+from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTRUCTOR_ONLY = {"instructors.md", "README.md", "CONTRIBUTING.md"}
 COPY_DIRS = ("_ext", "_static")
-COPY_FILES = ("references.bib",)
+COPY_FILES = ("references.bib", "posenc/reference.py")
 PAGE_SUFFIXES = (".ipynb", ".md", ".rst")
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>solution(?:-start|-end)?)\}")
-_EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\{exercise(?:-start)?\}[ \t]*(.*)$", flags=re.M)
 
-
+TEXT_STUB = ""
+CODE_STUB = (
+    "# YOUR CODE HERE\n"
+    'raise NotImplementedError("not yet implemented: write your code here, then run the cells below")'
+)
+MD_BEGIN, MD_END = "% BEGIN SOLUTION", "% END SOLUTION"
 LAUNCH_OFF = {"binderhub_url": '""', "colab_url": '""', "thebe": "false", "use_repository_button": "false"}
+_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>solution(?:-start|-end)?)\}")
 
 
 class StudentEditionError(RuntimeError):
     """The instructor sources do not follow the conventions this script relies on."""
+
+
+def clear_solutions() -> ClearSolutions:
+    """nbgrader's ClearSolutions, configured for the book."""
+    config = Config()
+    # Markdown solution cells carry no nbgrader metadata (they are not graded).
+    config.ClearSolutions.enforce_metadata = False
+    config.ClearSolutions.text_stub = TEXT_STUB
+    config.ClearSolutions.code_stub = {"python": CODE_STUB}
+    return ClearSolutions(config=config)
 
 
 def _block_end(lines: list[str], start: int, fence: str) -> int:
@@ -58,65 +94,30 @@ def _block_end(lines: list[str], start: int, fence: str) -> int:
     raise StudentEditionError(f"unclosed {{solution}} directive: {lines[start].strip()!r}")
 
 
-def strip_solutions(text: str, in_gate: bool = False) -> tuple[str, bool]:
-    """Remove solution directives from Markdown ``text``.
+def mark_legacy_solutions(text: str, where: str = "") -> str:
+    """First-format Markdown: put marker lines around each unmarked ``{solution}`` directive.
 
-    Returns the text and whether a gated ``solution-start`` region is still open at its
-    end (the following cells then belong to the solution too).
+    Text that already has markers is returned unchanged. An unmarked gated solution
+    (``{solution-start}``) cannot be handled this way: its code cells would stay.
     """
+    if "BEGIN SOLUTION" in text:
+        return text
     lines = text.split("\n")
     out: list[str] = []
     k = 0
     while k < len(lines):
         m = _OPEN.match(lines[k])
-        if in_gate:
-            if m and m.group("name") == "solution-end":
-                in_gate = False
-                k = _block_end(lines, k, m.group("fence")) + 1
-            else:
-                k += 1
-            continue
         if m is None:
             out.append(lines[k])
             k += 1
             continue
+        if m.group("name") != "solution":
+            raise StudentEditionError(
+                f"{where}: a gated {{{m.group('name')}}} without {MD_BEGIN!r} / {MD_END!r} marker lines"
+            )
         end = _block_end(lines, k, m.group("fence"))
-        if m.group("name") == "solution-start":
-            in_gate = True
+        out += [MD_BEGIN, *lines[k : end + 1], MD_END]
         k = end + 1
-        # drop the blank line that separated the removed block from the next one
-        if out and not out[-1].strip() and k < len(lines) and not lines[k].strip():
-            k += 1
-    cleaned = "\n".join(out)
-    cleaned = re.sub(r"\n{3,}", "\n\n", cleaned).strip("\n")
-    return cleaned, in_gate
-
-
-def _stub(source: str, label: str, title: str = "") -> str:
-    """Replace the marked solution region (or the whole cell) by a NotImplementedError."""
-    names = re.findall(r"^\s*def\s+(\w+)", source, flags=re.M)
-    what = f"write the body of {names[0]}()" if names else "write this cell"
-    title = re.sub(r"^\((?:easy|medium|hard)\)\s*", "", title).strip()
-    named = f" ({title})" if title else ""
-    message = f"Exercise {label}{named} is not yet implemented: {what}, then run the checker cell below."
-    lines = source.split("\n")
-    begins = [k for k, line in enumerate(lines) if line.strip() == BEGIN]
-    ends = [k for k, line in enumerate(lines) if line.strip() == END]
-    if not begins:
-        return f"# YOUR CODE HERE\nraise NotImplementedError({message!r})"
-    if len(begins) != len(ends):
-        raise StudentEditionError(f"unbalanced {BEGIN!r}/{END!r} markers in an exercise cell")
-    out: list[str] = []
-    k = 0
-    for b, e in zip(begins, ends, strict=True):
-        if e < b:
-            raise StudentEditionError(f"{END!r} before {BEGIN!r} in an exercise cell")
-        indent = lines[b][: len(lines[b]) - len(lines[b].lstrip())]
-        out.extend(lines[k:b])
-        out.append(f"{indent}# YOUR CODE HERE")
-        out.append(f"{indent}raise NotImplementedError({message!r})")
-        k = e + 1
-    out.extend(lines[k:])
     return "\n".join(out)
 
 
@@ -127,58 +128,44 @@ def _add_tag(cell: nbformat.NotebookNode, tag: str) -> None:
     cell.metadata["tags"] = tags
 
 
-def chapter_number(path: Path) -> str:
-    m = re.match(r"(\d+)_", path.name)
-    return str(int(m.group(1))) if m else path.stem
-
-
-def student_notebook(path: Path) -> nbformat.NotebookNode:
-    """The student version of one chapter notebook."""
-    nb = nbformat.read(path, as_version=4)
-    number = chapter_number(path)
-    cells = []
-    in_gate = False
-    exercises_seen = 0
-    title = ""
+def student_version(nb: nbformat.NotebookNode, where: str = "") -> nbformat.NotebookNode:
+    """The student version of an instructor notebook (a copy; ``nb`` is left alone)."""
+    nb = nbformat.from_dict(nb)
+    nb.cells = [c for c in nb.cells if "solution-check" not in c.metadata.get("tags", [])]
     for cell in nb.cells:
-        tags = cell.metadata.get("tags", [])
         if cell.cell_type == "markdown":
-            titles = _EXERCISE.findall(cell.source)
-            exercises_seen += len(titles)
-            title = titles[-1] if titles else title
-        if "solution-check" in tags:
-            continue
-        if in_gate:
-            if cell.cell_type != "markdown":
-                continue
-            cell.source, in_gate = strip_solutions(cell.source, in_gate=True)
-        elif cell.cell_type == "markdown":
-            cell.source, in_gate = strip_solutions(cell.source)
-        if cell.cell_type == "markdown":
-            if cell.source.strip():
-                cells.append(cell)
-            continue
+            cell.source = mark_legacy_solutions(cell.source, where)
+    before = [c.source for c in nb.cells]
+    try:
+        nb, _ = clear_solutions().preprocess(nb, {})
+    except RuntimeError as err:  # nbgrader: nested or unclosed BEGIN SOLUTION
+        raise StudentEditionError(f"{where}: {err}") from err
+    nb, _ = ClearOutput().preprocess(nb, {})
+    cells = []
+    for cell, source in zip(nb.cells, before, strict=True):
+        if cell.cell_type == "markdown" and not cell.source.strip():
+            continue  # the whole cell was a solution
         if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
             cell.metadata.pop("execution", None)
-            if "exercise" in tags:
-                cell.source = _stub(cell.source, f"{number}.{max(exercises_seen, 1)}", title)
-                _add_tag(cell, "raises-exception")
-            elif "exercise-check" in tags:
+            tags = cell.metadata.get("tags", [])
+            if cell.source != source or "exercise-check" in tags:
                 _add_tag(cell, "raises-exception")
         cells.append(cell)
-    if in_gate:
-        raise StudentEditionError(f"{path.name}: a {{solution-start}} has no {{solution-end}}")
     nb.cells = cells
     return nb
 
 
+def student_notebook(path: Path) -> nbformat.NotebookNode:
+    """The student version of one chapter notebook."""
+    return student_version(nbformat.read(path, as_version=4), path.name)
+
+
 def student_markdown(text: str, name: str) -> str:
-    cleaned, in_gate = strip_solutions(text)
-    if in_gate:
-        raise StudentEditionError(f"{name}: a {{solution-start}} has no {{solution-end}}")
-    return cleaned + "\n"
+    """A Markdown page with its solutions cleared the same way (as a one-cell notebook)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    cells = student_version(nb, name).cells
+    return (cells[0].source.rstrip("\n") + "\n") if cells else ""
 
 
 def toc_files(toc_text: str) -> list[str]:
@@ -236,6 +223,7 @@ def make_student(out: Path) -> list[Path]:
     (out / "_toc.yml").write_text(toc)
     for name in COPY_FILES:
         if (ROOT / name).is_file():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, out / name)
     for name in COPY_DIRS:
         if (ROOT / name).is_dir():

@@ -36,15 +36,27 @@ class Stage(NamedTuple):
 
 # Listed longest first: among the stages that are ready, the earliest listed starts first.
 STAGES = (
-    Stage("env", "env", (), "virtual environment from requirements.txt (pip cache)"),
+    Stage("env", "env", (), ".venv from requirements-dev.txt (pip cache)"),
+    Stage("reader", "env-reader", (), ".venv-reader from requirements.txt alone, kernel posenc-reader"),
     Stage("colab", "test-colab", ("env",), "Colab-like environment; every chapter via its set-up cell"),
     Stage("student", "test-student", ("env",), "student edition built (chapters executed), leak check"),
-    Stage("notebooks", "test-notebooks", ("env",), "nbval strict: every chapter re-executed and compared"),
+    Stage(
+        "notebooks",
+        "test-notebooks",
+        ("env", "reader"),
+        "nbval strict: every chapter re-executed in the reader kernel and compared",
+    ),
     Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling"),
+    Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
     Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
-    Stage("lint", "lint", ("env",), "ruff check and ruff format --check"),
-    Stage("binder", "test-binder", ("notebooks",), "this environment is Binder's: requirements.txt only"),
+    Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included"),
+    Stage(
+        "binder",
+        "test-binder",
+        ("notebooks",),
+        "the reader kernel nbval used is Binder's: requirements.txt only",
+    ),
 )
 
 OK = ("passed", "skipped")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,8 +14,8 @@ ERRATUM_LABEL = re.compile(r"^\((erratum-[\w-]+)\)=\s*$", flags=re.M)
 
 
 def markdown_of(path: Path) -> str:
-    cells = json.loads(path.read_text())["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    cells = nbformat.read(path, as_version=4).cells
+    return "\n".join(c.source for c in cells if c.cell_type == "markdown")
 
 
 def test_toc_lists_exactly_the_chapters():
@@ -46,16 +46,16 @@ def test_errata_page_links_only_existing_labels():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_notebook_stored_executed_and_clean(path: Path):
-    nb = json.loads(path.read_text())
-    assert nb["metadata"]["kernelspec"]["name"] == "python3"
-    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.kernelspec.name == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, "a chapter without code cannot certify anything"
-    assert all(c["execution_count"] is not None for c in code), "store the notebook executed"
-    counts = [c["execution_count"] for c in code]
+    assert all(c.execution_count is not None for c in code), "store the notebook executed"
+    counts = [c.execution_count for c in code]
     assert counts == list(range(1, len(code) + 1)), "execute top to bottom in one fresh kernel"
     for c in code:
         for out in c.get("outputs", []):
             assert out["output_type"] != "error"
             assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "no stderr output"
-            text = json.dumps(out.get("data", {}).get("text/plain", "")) + json.dumps(out.get("text", ""))
+            text = str(out.get("data", {}).get("text/plain", "")) + str(out.get("text", ""))
             assert not re.search(r" at 0x[0-9a-f]{6,}", text), "memory address in an output"

@@ -14,6 +14,7 @@ import ast
 import contextlib
 import importlib.util
 import io
+import json
 import re
 import subprocess
 import sys
@@ -189,11 +190,7 @@ def test_every_chapter_data_file_is_tracked_by_git():
 def _load_script(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "scripts"))  # check_colab imports its sibling scripts
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    spec.loader.exec_module(module)
     return module
 
 
@@ -235,7 +232,9 @@ def test_colab_check_only_swaps_the_repository_address(tmp_path):
     assert copy.cells[0].source == original.cells[0].source.replace(
         URL, "file:///tmp/remote/positional-encodings.git"
     )
-    (tmp_path / "other.ipynb").write_text(src.read_text().replace(URL, "https://github.com/x/y"))
+    other = nbformat.read(src, as_version=4)
+    other.cells[0].source = other.cells[0].source.replace(URL, "https://github.com/x/y")
+    nbformat.write(other, tmp_path / "other.ipynb")
     with pytest.raises(SystemExit, match="no set-up cell"):
         check_colab.colab_copy(tmp_path / "other.ipynb", tmp_path / "out.ipynb", URL, "file:///r")
 
@@ -292,3 +291,84 @@ def test_test_runner_reports_skips_summaries_and_failures():
     makefile = (ROOT / "Makefile").read_text()
     for stage in run_tests.STAGES:
         assert re.search(rf"^{re.escape(stage.target)}:", makefile, flags=re.M), stage.target
+
+
+# The reader's environment (requirements.txt: Binder, and the kernel nbval runs the chapters
+# in) and the developer's (requirements-dev.txt: build, test, browser, grading tools).
+READER_TOP = {"numpy", "matplotlib", "sympy", "mpmath", "myst-nb", "ipykernel"}
+DEV_ONLY = {
+    "jupyter-book", "sphinx-proof", "sphinx-exercise", "sphinx-book-theme", "sphinx-mathjax-offline",
+    "sphinxcontrib-bibtex", "pytest-xdist", "hypothesis", "nbval", "ruff", "selenium", "nbgrader",
+}  # fmt: skip
+
+
+def _requirement_pins(name: str) -> dict[str, str]:
+    return _load_script("check_binder").pins((ROOT / name).read_text())
+
+
+def test_reader_requirements_are_lean_and_pinned():
+    text = (ROOT / "requirements.txt").read_text()
+    reader = _requirement_pins("requirements.txt")
+    assert READER_TOP <= reader.keys()
+    assert not DEV_ONLY & reader.keys(), (
+        f"tools in the reader environment: {sorted(DEV_ONLY & reader.keys())}"
+    )
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert lines[-1] == "-e ." and all("==" in line for line in lines[:-1]), "every package pinned"
+    # pytest only while a chapter imports it (chapter 8's pytest.raises)
+    imported = set().union(*(_third_party_imports(p) for p in CHAPTERS))
+    assert ("pytest" in reader) == ("pytest" in imported)
+
+
+def test_dev_requirements_add_the_tools_on_top_of_the_reader_pins():
+    text = (ROOT / "requirements-dev.txt").read_text()
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert lines[0] == "-r requirements.txt"
+    assert all("==" in line for line in lines[1:]), "every package pinned"
+    dev, reader = _requirement_pins("requirements-dev.txt"), _requirement_pins("requirements.txt")
+    assert DEV_ONLY <= dev.keys()
+    assert not dev.keys() & reader.keys(), "a package is pinned once, in one of the two files"
+    assert dev["jupyter-book"].startswith("1."), "jupyter-book 2 has no _config.yml"
+
+
+def test_make_installs_dev_tools_and_nbval_runs_the_reader_kernel():
+    makefile = (ROOT / "Makefile").read_text()
+    env_rule = re.search(r"^\$\(STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
+    assert "requirements-dev.txt" in env_rule and "pip install --quiet -r requirements-dev.txt" in env_rule
+    reader_rule = re.search(r"^\$\(READER_STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
+    assert "-r requirements.txt" in reader_rule and "requirements-dev" not in reader_rule
+    assert "ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL)" in reader_rule
+    nbval = re.search(r"^test-notebooks:.*?\n\n", makefile, flags=re.M | re.S).group(0)
+    assert "--nbval-kernel-name $(READER_KERNEL)" in nbval and "--nbval-current-env" not in nbval
+    assert "JUPYTER_PATH=$(READER_JUPYTER_PATH)" in nbval
+    for target in ("book", "student", "test-unit", "test-build", "lint"):
+        assert re.search(rf"^{target}: .*\$\(STAMP\)", makefile, flags=re.M), target
+    assert "$(READER_STAMP)" in re.search(r"^test-binder:.*$", makefile, flags=re.M).group(0)
+
+
+def test_readme_has_two_setup_commands_and_docs_stay_inside_the_repository():
+    readme = (ROOT / "README.md").read_text()
+    setup = re.search(r"## Set-up.*?```bash\n(.*?)```", readme, flags=re.S).group(1)
+    commands = [line.split("#")[0].strip() for line in setup.splitlines() if line.split("#")[0].strip()]
+    assert commands == ["make book", "make test"]
+    for name in ("README.md", "CONTRIBUTING.md"):
+        text = (ROOT / name).read_text()
+        assert not re.search(r"\.\./(?!posenc/)|/work/|shared/(sources|tools|templates)|notes/", text), name
+
+
+def test_binder_check_compares_the_reader_kernel_with_its_environment(tmp_path):
+    check_binder = _load_script("check_binder")
+    venv = tmp_path / "venv"
+    kernel_dir = venv / "share" / "jupyter" / "kernels" / "reader"
+    kernel_dir.mkdir(parents=True)
+    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec = {"argv": argv, "display_name": "reader", "language": "python"}
+    (kernel_dir / "kernel.json").write_text(json.dumps(spec))
+    assert check_binder.kernel_python(venv, "reader") == venv / "bin" / "python"
+    with pytest.raises(SystemExit, match="no kernel 'other'"):
+        check_binder.kernel_python(venv, "other")
+
+
+def test_the_book_build_never_reads_the_reader_environment():
+    # .venv-reader sits in the book's folder; Sphinx would parse the packages' .md and .rst files
+    assert {".venv", ".venv-reader"} <= set(CONFIG["exclude_patterns"])
