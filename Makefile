@@ -16,6 +16,12 @@ READER_KERNEL := posenc-reader
 # Where jupyter_client finds the reader kernel's spec (written inside .venv-reader/).
 READER_JUPYTER_PATH := $(CURDIR)/$(READER)/share/jupyter
 
+# Stored outputs must not depend on the CPU that made them: numpy's AVX-512 loops (sin, cos,
+# exp, log) and OpenBLAS's per-CPU kernels round differently in the last bits from the AVX2
+# and libm code that every x86-64 machine has. nbval and `make notebooks` run the chapters
+# with those fixed (and one BLAS thread, so sums are never split differently).
+SAME_FLOATS := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1
+
 .PHONY: book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
 
 env: $(STAMP)
@@ -68,7 +74,7 @@ test-nbgrader: $(STAMP)
 # .venv-reader's (requirements.txt alone): this run is also the Binder check's execution.
 # --dist loadfile: the cells of one notebook run in order in one kernel.
 test-notebooks: $(STAMP) $(READER_STAMP)
-	JUPYTER_PATH=$(READER_JUPYTER_PATH) $(BIN)/pytest -n 2 --dist loadfile --nbval \
+	$(SAME_FLOATS) JUPYTER_PATH=$(READER_JUPYTER_PATH) $(BIN)/pytest -n 2 --dist loadfile --nbval \
 	  --nbval-kernel-name $(READER_KERNEL) chapters
 
 # Renders the stored outputs that test-notebooks has just checked against a fresh execution
@@ -123,7 +129,7 @@ colab-cell: $(STAMP)
 
 ## notebooks: re-execute every chapter in place (after changing a chapter or posenc)
 notebooks: $(STAMP)
-	$(BIN)/python scripts/execute_notebooks.py
+	$(SAME_FLOATS) $(BIN)/python scripts/execute_notebooks.py
 
 ## bench: time and measure posenc against the straightforward numpy code (prints a table;
 ## a few minutes; `python -m posenc.bench --quick` for seconds)
