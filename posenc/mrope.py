@@ -67,16 +67,16 @@ def apply_mrope(
     temporal, height and width ids of each token (from :func:`mrope_positions`, or
     ``(3, B, 1, L)`` for ``x`` of shape ``(B, H, L, d)``), ``mrope_section`` the pair counts
     :math:`(s_t, s_h, s_w)`. With :math:`\theta_j = \mathrm{base}^{-2j/d}` (as
-    :func:`~posenc.rope_frequencies`) and :math:`a(j)` = 0 for :math:`j < s_t`, 1 for
+    :func:`~posenc.rope.rope_frequencies`) and :math:`a(j)` = 0 for :math:`j < s_t`, 1 for
     :math:`s_t \le j < s_t + s_h`, 2 otherwise, pair :math:`j` of token :math:`l` (in the
     ``"half"`` layout coordinates ``(j, j + d/2)``, as transformers; ``"interleaved"``
     ``(2j, 2j+1)``) is multiplied by :math:`e^{\mathrm{i}\,p_{a(j),l}\theta_j}`. It is
-    :func:`~posenc.apply_rope_nd` with ``freqs[a, j]`` = :math:`\theta_j` when
+    :func:`~posenc.rope_nd.apply_rope_nd` with ``freqs[a, j]`` = :math:`\theta_j` when
     :math:`a = a(j)`, else 0, so the angles are exactly the float64 products
     :math:`p\theta_j` of 1-D RoPE, and equal ids on the three axes give 1-D RoPE.
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
-    argument): ``x`` as in :func:`~posenc.apply_rope`; ``positions`` a real array-like
+    argument): ``x`` as in :func:`~posenc.rope.apply_rope`; ``positions`` a real array-like
     (finite, ``|p| <= 2**53``) with first axis 3 whose remaining shape broadcasts to
     ``x.shape[:-1]`` with its last axis ``L``; ``mrope_section`` a list, tuple or 1-D
     array of 3 non-negative ``int`` (bools refused) summing to ``d_head/2``; ``base`` a

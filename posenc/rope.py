@@ -119,7 +119,7 @@ def rope_frequencies(
     when present, must equal ``base`` (``ValueError`` otherwise: pass the same value);
     ``partial_rotary_factor`` is not read here (``d_head`` is the number of rotated
     channels; :func:`apply_rope` checks it against ``rotary_dim``) and neither is
-    ``mrope_section`` (:func:`~posenc.apply_mrope`).
+    ``mrope_section`` (:func:`~posenc.mrope.apply_mrope`).
 
     Returns the array, or ``(array, attention_factor)`` when ``return_attention_factor``
     (the factor is 1.0 except for ``yarn`` and ``longrope``).

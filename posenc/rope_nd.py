@@ -68,17 +68,17 @@ def apply_rope_nd(
     ``(j, j + d/2)`` for ``"half"``) is read as :math:`z = a + \mathrm{i}b` and replaced by
     :math:`z\,e^{\mathrm{i}\phi_{l,j}}`, :math:`\phi_{l,j} = \sum_a c_{l,a}F_{a,j}`. With
     :func:`axial_rope_frequencies` this is axial RoPE, with a dense ``freqs`` mixed RoPE;
-    with one axis and ``freqs = rope_frequencies(d_head)[None]`` it is :func:`~posenc.apply_rope`.
+    with one axis and ``freqs = rope_frequencies(d_head)[None]`` it is :func:`~posenc.rope.apply_rope`.
     The map keeps every pair's length, and
     :math:`\langle R(c)q, R(c')k\rangle = \langle q, R(c'-c)k\rangle`.
 
     The angles are formed in float64 (coordinates never cast to int32 or float32; the sum
     over axes in a fixed order, axis 0 first, never a BLAS product) and each pair is rotated by one
-    complex128 product in the kernel of :func:`~posenc.apply_rope`, the result rounded once
+    complex128 product in the kernel of :func:`~posenc.rope.apply_rope`, the result rounded once
     to the input's float dtype (integer input gives float64).
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
-    argument): ``x`` as in :func:`~posenc.apply_rope` (real, finite, at least 2-D, even
+    argument): ``x`` as in :func:`~posenc.rope.apply_rope` (real, finite, at least 2-D, even
     last dimension at most 2**16); ``coords`` a real array-like, finite, ``|c| <= 2**53``,
     of shape ``(..., L, n_axes)`` whose leading part broadcasts to ``x.shape[:-1]`` with
     its axis ``-2`` equal to ``L`` (e.g. ``(L, n_axes)`` for every sequence alike,

@@ -1,7 +1,7 @@
 r"""The context-extension variants of RoPE's frequencies (Hugging Face ``rope_scaling``).
 
 Each ``rope_type`` rescales the inverse frequencies :math:`\theta_i` of
-:func:`posenc.rope_frequencies` (which documents every formula and key): ``linear``,
+:func:`~posenc.rope.rope_frequencies` (which documents every formula and key): ``linear``,
 ``dynamic``, ``yarn``, ``llama3`` and ``longrope`` (Phi-3), and ``default`` (no change).
 :func:`scaled_frequencies` reads and checks the keys of a ``scaling`` dict and applies its
 type; a transformers-5 ``rope_parameters`` dict is read as it stands (its ``rope_theta``

@@ -344,7 +344,7 @@ def probe_accuracy(
 
     ``probe``: an :class:`AttentionProbe`; ``length`` a positive integer, ``offset`` an
     integer in ``[0, length)``; ``n_seq`` a positive integer and ``seed`` a non-negative
-    integer, as for :func:`copy_task` (``n_seq * length**2`` at most 2**28 for the
+    integer, as for :func:`~posenc.analysis.tasks.copy_task` (``n_seq * length**2`` at most 2**28 for the
     weights). Errors name the argument.
     """
     if not isinstance(probe, AttentionProbe):

@@ -92,7 +92,7 @@ def fit_position_readout(
     ``w`` starts at :math:`\mathcal{N}(0, I/d)` and ``c`` at 0, drawn from
     ``numpy.random.default_rng(seed)`` like the content. Returns a :class:`PositionReadout`.
 
-    Accepted input: ``pe`` a :class:`LearnedPositionalEncoding`; ``target`` a 1-D
+    Accepted input: ``pe`` a :class:`~posenc.learned.LearnedPositionalEncoding`; ``target`` a 1-D
     array-like of finite real numbers with at least ``train_len`` entries; ``train_len``
     an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
     ``batch_size`` a positive integer; ``lr`` a finite real number ``> 0``;
