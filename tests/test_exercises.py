@@ -640,7 +640,9 @@ MISTAKE_EXAMPLES = {
     ("check_rope", "float32 angles at large positions"): _rope(dtype=np.float32),
     ("check_t5_bucket", "query minus key (sign flipped)"): lambda r, **kw: t5_exact(r, **kw, sign=-1),
     ("check_t5_bucket", "floating-point log at an exact tie (one bucket low)"): t5_float,
-    ("check_t5_bucket", "floating-point (float32) log at an exact tie"): _t5(dtype=np.float32),
+    ("check_t5_bucket", "floating-point (float32) log, one bucket off near a boundary"): _t5(
+        dtype=np.float32
+    ),
     ("check_t5_bucket", "round() instead of floor (off-by-one buckets)"): _t5(rnd=np.round),
     ("check_t5_bucket", "ceil instead of floor (off-by-one buckets)"): _t5(rnd=np.ceil),
     ("check_t5_bucket", "log buckets start one too high (off by one)"): _t5(shift=1),

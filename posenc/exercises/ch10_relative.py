@@ -4,8 +4,8 @@ r"""The checker of chapter 10's exercise: T5's relative-position buckets.
 num_buckets=32, max_distance=128)`` against
 :func:`~posenc.relative.t5_relative_position_bucket` (exact integer buckets) and names the
 known mistakes: query minus key (sign flipped), a floating-point log one bucket low at an
-exact tie (float64 or float32), rounding or ceil instead of the floor, log buckets
-starting one too high, no clipping to the last bucket, ``|r|`` instead of ``max(-r, 0)``
+exact tie (float64), a float32 log one bucket off near a boundary (either way), rounding
+or ceil instead of the floor, log buckets starting one too high, no clipping to the last bucket, ``|r|`` instead of ``max(-r, 0)``
 in causal mode.
 """
 
@@ -34,10 +34,13 @@ _T5 = _mistakes(
         "point it can come out as t - 1e-16 and floor() drops a bucket. Compare integers instead: "
         "t is the largest integer with D**t * m**(s-t) <= n**s.",
     ),
-    float32_tie=(
-        "floating-point (float32) log at an exact tie",
-        "the float32 formula of the public implementations truncates a quotient within rounding of "
-        "an integer to the wrong side; compare integers (n**s >= D**t * m**(s-t)) instead.",
+    float32=(
+        "floating-point (float32) log, one bucket off near a boundary",
+        "the float32 formula of the public implementations rounds the quotient s*log(n/m)/log(D/m), "
+        "and where it lies within float32 rounding of an integer, tie or not, floor() lands on the "
+        "wrong side: one bucket high just below a boundary (causal, 83 buckets, max distance 1000, "
+        "r = -796: 80 instead of 79) or one bucket low just above one. Compare integers "
+        "(n**s >= D**t * m**(s-t)) instead.",
     ),
     round=(
         "round() instead of floor (off-by-one buckets)",
@@ -103,11 +106,13 @@ def check_t5_bucket(fn: Callable) -> str:
     integer array equal to :func:`~posenc.relative.t5_relative_position_bucket` (a float
     array is refused: bucket indices index a table). Inputs: the defaults in both modes,
     ``(20, 160)`` bidirectional (exact ties at ``|r| = 10, 20, 80``), ``(83, 1000)`` causal
-    (float32 rounds up at ``|r| = 796``) and other
+    (float32 one bucket high at ``|r| = 796``), ``(103, 395)`` causal (float32 one bucket
+    low at ``|r| = 351``) and other
     configurations, each on every ``r`` in ``[-2D, 2D]``.
 
     Recognised mistakes: query minus key (sign flipped), floating-point log landing one
-    bucket low at an exact tie (naive float64 or float32 evaluation), both of the first two,
+    bucket low at an exact tie (naive float64), a float32 log one bucket off near a bucket
+    boundary (high or low, tie or not), both of the first two,
     rounding instead of the floor, log buckets starting one too high (off by one), no
     clipping to the last bucket, ``|r|`` instead of ``max(-r, 0)`` in causal mode.
     """
@@ -119,7 +124,8 @@ def check_t5_bucket(fn: Callable) -> str:
         (True, 64, 256),
         (False, 8, 20),
         (True, 12, 50),
-        (False, 83, 1000),  # float32 rounds up at |r| = 796
+        (False, 83, 1000),  # float32 one bucket high at |r| = 796 (no tie)
+        (False, 103, 395),  # float32 one bucket low at |r| = 351 (no tie)
     ]
     cases = []
     for bidi, nb, md in configs:
@@ -151,7 +157,7 @@ def check_t5_bucket(fn: Callable) -> str:
     variants = [
         _Variant(("sign",), exact(-1)),
         _Variant(("float_tie",), v()),
-        _Variant(("float32_tie",), v(dtype=np.float32)),
+        _Variant(("float32",), v(dtype=np.float32)),
         _Variant(("round",), v(rounding="round")),
         _Variant(("ceil",), v(rounding="ceil")),
         _Variant(("log_shift",), v(log_shift=1)),
