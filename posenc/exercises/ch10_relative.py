@@ -5,8 +5,8 @@ num_buckets=32, max_distance=128)`` against
 :func:`~posenc.relative.t5_relative_position_bucket` (exact integer buckets) and names the
 known mistakes: query minus key (sign flipped), a floating-point log one bucket low at an
 exact tie (float64), a float32 log one bucket off near a boundary (either way), rounding
-or ceil instead of the floor, log buckets starting one too high, no clipping to the last bucket, ``|r|`` instead of ``max(-r, 0)``
-in causal mode.
+or ceil instead of the floor, log buckets starting one too high, no clipping to the last
+bucket, ``|r|`` instead of ``max(-r, 0)`` in causal mode.
 """
 
 from __future__ import annotations
