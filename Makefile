@@ -22,7 +22,9 @@ READER_JUPYTER_PATH := $(CURDIR)/$(READER)/share/jupyter
 # with those fixed (and one BLAS thread, so sums are never split differently).
 SAME_FLOATS := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1
 
-.PHONY: book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
+PDF_CONFIG := _build/config-pdf.yml
+
+.PHONY: pdf test-pdf book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
 
 env: $(STAMP)
 
@@ -47,6 +49,22 @@ $(READER_STAMP): requirements.txt pyproject.toml
 	  --display-name "Python 3 (posenc reader environment)" >/dev/null
 	$(READER)/bin/python -c "import matplotlib.pyplot"
 	touch $(READER_STAMP)
+
+## pdf: the whole book as one PDF, _build/latex/book.pdf (XeLaTeX through Sphinx's LaTeX
+## builder, from the stored outputs that nbval verifies; exercise solutions left out).
+## Needs Debian's texlive-xetex, texlive-latex-recommended, texlive-latex-extra,
+## texlive-fonts-recommended, latexmk, xindy and fonts-freefont-otf (.ci/run installs them).
+pdf: $(STAMP)
+	rm -rf _build/latex
+	$(BIN)/python scripts/config_stored_outputs.py $(PDF_CONFIG)
+	$(BIN)/jupyter-book build . --all --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
+	@echo "PDF: _build/latex/book.pdf"
+
+# Builds the PDF where XeLaTeX is installed and reads it back (tests/test_pdf.py); without
+# the TeX packages the test skips and says so.
+test-pdf: $(STAMP)
+	if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) pdf; fi
+	$(BIN)/pytest tests/test_pdf.py -rs
 
 ## book: build the HTML site into _build/html (executes every chapter)
 book: $(STAMP)

@@ -50,6 +50,7 @@ STAGES = (
     Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
     Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
+    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
     Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included"),
     Stage(
         "binder",
@@ -65,7 +66,7 @@ SUMMARY = re.compile(r"^=+ (.*\b(passed|failed|skipped|error)\b.*) =+$")
 
 def report_line(log: str) -> str:
     """The most telling line of a stage's log: a skip reason, pytest's summary, or the last line."""
-    skip = re.search(r"SKIPPED \[\d+\] [^:]+:\d+: (browser test SKIPPED: [^\n]*)", log)
+    skip = re.search(r"SKIPPED \[\d+\] [^:]+:\d+: ((?:browser|PDF) test SKIPPED: [^\n]*)", log)
     if skip:
         return skip.group(1)
     summaries = [m.group(1) for line in log.splitlines() if (m := SUMMARY.match(line.strip()))]
@@ -78,7 +79,7 @@ def report_line(log: str) -> str:
 def status_of(returncode: int, log: str) -> str:
     if returncode != 0:
         return "FAILED"
-    return "skipped" if "browser test SKIPPED" in log else "passed"
+    return "skipped" if "test SKIPPED" in log else "passed"
 
 
 def run(stages: tuple[Stage, ...], jobs: int) -> int:
