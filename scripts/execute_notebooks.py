@@ -41,6 +41,13 @@ def execute(path: Path, store: bool = True) -> tuple[float, str]:
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     elapsed = time.perf_counter() - start
+    # A warning or error printed to stderr is a defect the book build rejects too
+    # (`stderr_output: error`): name the cell instead of storing it.
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                where = f"{path.name}, cell {index} (id {cell.get('id')})"
+                raise RuntimeError(f"{where} wrote to stderr:\n{out['text']}")
     if not store:
         text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
         return elapsed, text.strip().removeprefix("posenc from ").strip()
