@@ -42,8 +42,9 @@ def execute(path: Path, store: bool = True) -> tuple[float, str]:
     ).execute()
     elapsed = time.perf_counter() - start
     # A warning or error printed to stderr is a defect the book build rejects too
-    # (`stderr_output: error`): name the cell instead of storing it.
-    for index, cell in enumerate(nb.cells):
+    # (`stderr_output: error`): name the cell instead of storing it. (With --check, the
+    # Colab set-up cell's git clone reports its progress on stderr.)
+    for index, cell in enumerate(nb.cells if store else []):
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 where = f"{path.name}, cell {index} (id {cell.get('id')})"
