@@ -150,9 +150,9 @@ notebooks: $(STAMP)
 	$(SAME_FLOATS) $(BIN)/python scripts/execute_notebooks.py
 
 ## bench: time and measure posenc against the straightforward numpy code (prints a table;
-## a few minutes; `python -m posenc.bench --quick` for seconds)
+## a few minutes; `python scripts/bench.py --quick` for seconds)
 bench: $(STAMP)
-	$(BIN)/python -m posenc.bench
+	$(BIN)/python scripts/bench.py
 
 clean:
 	rm -rf _build

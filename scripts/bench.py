@@ -1,6 +1,6 @@
 """Benchmarks of posenc against the straightforward numpy formulations.
 
-Run ``python -m posenc.bench`` (full, a few minutes) or ``python -m posenc.bench --quick``
+Run ``python scripts/bench.py`` (full, a few minutes) or ``python scripts/bench.py --quick``
 (small sizes, seconds); ``--json PATH`` also writes the results and a description of the
 machine to ``PATH``. Each row is one implementation at one size: the median wall time of a
 few repeats (``time.perf_counter``), the peak memory allocated during one extra call
@@ -23,10 +23,10 @@ import tracemalloc
 
 import numpy as np
 
-from .alibi import alibi_bias
-from .relative import t5_bias
-from .rope import apply_rope
-from .sinusoidal import frequencies, iter_sinusoidal_blocks, sinusoidal_encoding
+from posenc.alibi import alibi_bias
+from posenc.relative import t5_bias
+from posenc.rope import apply_rope
+from posenc.sinusoidal import frequencies, iter_sinusoidal_blocks, sinusoidal_encoding
 
 
 def straightforward_table(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -357,7 +357,7 @@ def run(quick: bool = False, log=print) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python scripts/bench.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (seconds)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
