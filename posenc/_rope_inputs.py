@@ -1,8 +1,7 @@
-"""Input checks and the checked rotation shared by the RoPE functions (1-D, N-D and M-RoPE).
+"""The checked rotation shared by the RoPE functions (1-D, N-D and M-RoPE).
 
-Position ids may come per sequence (left padding, packed sequences): an array whose shape
-broadcasts to ``x.shape[:-1]``, e.g. ``(B, 1, L)`` for ``x`` of shape ``(B, H, L, d)``.
-The token axis is never broadcast: the last axis of the positions is the ``L`` tokens.
+Their position checks (per-sequence ids of any shape, the token axis never broadcast) are
+``as_position_values`` and ``check_token_shape`` in ``_validation``.
 """
 
 from __future__ import annotations
@@ -10,57 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._rotate import rotate_pairs
-from ._validation import (
-    MAX_POSITION,
-    MAX_POSITION_TEXT,
-    _all_finite,
-    _asarray,
-    _real_dtype_or_raise,
-    as_real_array,
-    check_finite_result,
-)
-
-
-def as_position_values(value: object, name: str) -> np.ndarray:
-    """``value`` as a float64 array of any shape: real, finite, non-empty, ``|p| <= 2**53``.
-
-    Integer positions are range-checked before the exact conversion to float64 (never
-    through int32 or float32). Bools, complex numbers, strings, objects, ragged lists, NaN
-    and infinities raise ``TypeError``/``ValueError`` naming ``name``.
-    """
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an array of real positions, got a bool")
-    arr = _asarray(value, name)
-    _real_dtype_or_raise(arr, name, "hold real numbers")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.integer):
-        if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
-            raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
-        return arr.astype(np.float64)
-    out = arr.astype(np.float64)
-    if not _all_finite(out):
-        raise ValueError(f"{name} must be finite, got NaN or infinity")
-    if float(np.max(np.abs(out))) > MAX_POSITION:
-        biggest = float(np.max(np.abs(out)))
-        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {biggest!r}")
-    return out
-
-
-def check_token_shape(shape: tuple[int, ...], name: str, target: tuple[int, ...]) -> None:
-    """Refuse a position shape that does not broadcast to ``target`` (= ``x.shape[:-1]``).
-
-    At least one axis, no more axes than ``target``, the last axis equal to the number of
-    tokens ``target[-1]``, every other axis 1 or equal to the matching axis of ``target``.
-    """
-    ok = 1 <= len(shape) <= len(target) and shape[-1] == target[-1]
-    ok = ok and all(n in (1, t) for n, t in zip(shape[::-1], target[::-1], strict=False))
-    if not ok:
-        raise ValueError(
-            f"{name} has shape {tuple(shape)} (position axes), which does not broadcast to "
-            f"x.shape[:-1] = {tuple(target)} with its last axis the {target[-1]} tokens; "
-            "use e.g. (L,), (B, 1, L) for x of shape (B, H, L, d), or (B, H, L)"
-        )
+from ._validation import _all_finite, as_real_array, check_finite_result
 
 
 def rotate_checked(

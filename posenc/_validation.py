@@ -236,21 +236,7 @@ def as_positions(positions: object, name: str = "positions") -> np.ndarray:
     _real_dtype_or_raise(arr, name, "hold real numbers")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.issubdtype(arr.dtype, np.integer):
-        if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
-            raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
-        return arr.astype(np.float64)
-    out = arr.astype(np.float64)
-    if not _all_finite(out):
-        raise ValueError(f"{name} must be finite, got NaN or infinity")
-    if float(np.max(np.abs(out))) > MAX_POSITION:
-        raise ValueError(
-            f"{name} must have magnitude at most {MAX_POSITION_TEXT} (the range where the tables are "
-            f"exact to about 2^-51), got {float(np.max(np.abs(out)))!r}"
-        )
-    return out
+    return as_position_values(arr, name)
 
 
 def as_real_array(
@@ -352,24 +338,10 @@ def check_finite_result(values: np.ndarray, message: str) -> np.ndarray:
 def as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
     """Return ``k`` as a float64 array of finite offsets and whether it was a scalar.
 
-    Accepted: a real scalar or a non-empty array-like (any shape) of an integer or floating
-    dtype; every finite float64 value is allowed, integers up to 2**53 in magnitude (larger
-    ones would be rounded). Bools, complex numbers, strings, ragged lists, NaN and
-    infinities raise ``TypeError``/``ValueError`` naming ``name``.
+    A real scalar or a non-empty array-like of any shape: any finite float, integers up to
+    2**53 in magnitude; otherwise as :func:`as_position_values`.
     """
-    if isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got a bool")
-    arr = _asarray(k, name)
-    _real_dtype_or_raise(arr, name, "be a real number or an array of real numbers")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.issubdtype(arr.dtype, np.integer):
-        if int(arr.min()) < -MAX_EXACT_INTEGER or int(arr.max()) > MAX_EXACT_INTEGER:
-            raise ValueError(f"{name} must have magnitude at most 2**53 to be exact in float64")
-    out = arr.astype(np.float64)
-    if not _all_finite(out):
-        raise ValueError(f"{name} must be finite, got NaN or infinity")
-    return out, arr.ndim == 0
+    return as_position_values(k, name, bounded=False), np.ndim(k) == 0
 
 
 def as_position_array(positions: object, name: str = "positions") -> np.ndarray:
@@ -378,13 +350,50 @@ def as_position_array(positions: object, name: str = "positions") -> np.ndarray:
     An ``int`` ``L`` still means ``0..L-1``; another scalar raises ``TypeError``. Arrays:
     non-empty, real, finite, ``|p| <= 2**53``, returned as float64 of the same shape.
     """
-    if isinstance(positions, numbers.Integral) and not isinstance(positions, (bool, np.bool_)):
-        return as_positions(positions, name)
     if isinstance(positions, (bool, np.bool_, numbers.Number)):
-        return as_positions(positions, name)  # raises the scalar's TypeError
-    out, _ = as_offsets(positions, name)
-    if out.ndim == 0:
+        return as_positions(positions, name)  # an int L is 0..L-1; another scalar raises
+    if np.ndim(positions) == 0:
         raise TypeError(f"{name} must be an int length or an array of positions, got a 0-D array")
-    if float(np.max(np.abs(out))) > MAX_POSITION:
-        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}")
+    return as_position_values(positions, name)
+
+
+def as_position_values(value: object, name: str, *, bounded: bool = True) -> np.ndarray:
+    """``value`` as a float64 array of any shape: real, finite, non-empty, ``|p| <= 2**53``.
+
+    Integer positions are range-checked before the exact conversion to float64 (never
+    through int32 or float32); with ``bounded=False`` any finite float is allowed. Bools,
+    complex numbers, strings, objects, ragged lists, NaN and infinities raise
+    ``TypeError``/``ValueError`` naming ``name``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an array of real positions, got a bool")
+    arr = _asarray(value, name)
+    _real_dtype_or_raise(arr, name, "hold real numbers")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if np.issubdtype(arr.dtype, np.integer):
+        if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
+            raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
+        return arr.astype(np.float64)
+    out = arr.astype(np.float64)
+    if not _all_finite(out):
+        raise ValueError(f"{name} must be finite, got NaN or infinity")
+    if bounded and (biggest := float(np.max(np.abs(out)))) > MAX_POSITION:
+        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {biggest!r}")
     return out
+
+
+def check_token_shape(shape: tuple[int, ...], name: str, target: tuple[int, ...]) -> None:
+    """Refuse a position shape that does not broadcast to ``target`` (= ``x.shape[:-1]``).
+
+    At least one axis, no more axes than ``target``, the last axis equal to the number of
+    tokens ``target[-1]``, every other axis 1 or equal to the matching axis of ``target``.
+    """
+    ok = 1 <= len(shape) <= len(target) and shape[-1] == target[-1]
+    ok = ok and all(n in (1, t) for n, t in zip(shape[::-1], target[::-1], strict=False))
+    if not ok:
+        raise ValueError(
+            f"{name} has shape {tuple(shape)} (position axes), which does not broadcast to "
+            f"x.shape[:-1] = {tuple(target)} with its last axis the {target[-1]} tokens; "
+            "use e.g. (L,), (B, 1, L) for x of shape (B, H, L, d), or (B, H, L)"
+        )

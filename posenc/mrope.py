@@ -22,14 +22,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._rope_inputs import as_position_values, check_token_shape
 from ._validation import (
+    as_position_values,
     as_real_array,
     check_base,
     check_choice,
     check_int,
     check_positive_int,
     check_size,
+    check_token_shape,
     check_width,
 )
 from .rope_nd import ROPE_LAYOUTS, apply_rope_nd

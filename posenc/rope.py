@@ -37,11 +37,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._rope_inputs import as_position_values, check_token_shape, rotate_checked
+from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
+    as_position_values,
     as_positions,
     as_real_array,
     check_base,
@@ -52,6 +53,7 @@ from ._validation import (
     check_positive_int,
     check_positive_real,
     check_size,
+    check_token_shape,
     check_width,
 )
 from .rope_scaling import rope_type_of, scaled_frequencies

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rope_inputs import as_position_values, check_token_shape, rotate_checked
+from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
     MAX_D_MODEL,
     MAX_D_MODEL_TEXT,
+    as_position_values,
     as_real_array,
     check_base,
     check_choice,
     check_positive_int,
+    check_token_shape,
     check_width,
 )
 from .sinusoidal import frequencies

@@ -30,6 +30,7 @@ from conftest import (
     mp_omegas,
     reference_shift_matrix,
     reference_table,
+    refuses,
     rounded_omegas,
 )
 from hypothesis import given, settings
@@ -74,16 +75,6 @@ def as_container(values, kind: str):
     if kind == "int64":
         return np.array(values, dtype=np.int64)
     return np.array(values, dtype=np.float64)
-
-
-def refuses(exc, name: str, fn, *args, **kwargs) -> None:
-    """``fn(*args, **kwargs)`` raises ``exc`` naming ``name``, in under one second."""
-    start = time.perf_counter()
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    elapsed = time.perf_counter() - start
-    assert name in str(info.value), f"message {str(info.value)!r} does not name {name!r}"
-    assert elapsed < 1.0, f"refusing took {elapsed:.2f} s"
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,11 +10,10 @@ Modules covered: rope_nd, mrope (and the new arguments of rope.apply_rope).
 from __future__ import annotations
 
 import cmath
-import time
 
 import numpy as np
 import pytest
-from conftest import EPS, rounded_omegas
+from conftest import EPS, refuses, rounded_omegas
 
 import posenc
 
@@ -27,16 +26,6 @@ LONG = {
     "original_max_position_embeddings": 16,
     "factor": 4.0,
 }
-
-
-def refuses(exc, name: str, fn, *args, **kwargs) -> None:
-    """``fn(*args, **kwargs)`` raises ``exc`` naming ``name``, in under one second."""
-    start = time.perf_counter()
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    elapsed = time.perf_counter() - start
-    assert name in str(info.value), f"message {str(info.value)!r} does not name {name!r}"
-    assert elapsed < 1.0, f"refusing took {elapsed:.2f} s"
 
 
 BAD = [
