@@ -80,7 +80,7 @@ test:
 	$(PYTHON) scripts/run_tests.py
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py
+	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py --ignore=tests/test_pdf.py
 
 ## test-nbgrader: nbgrader's own workflow in a temporary course directory: generate_assignment
 ## (chapter 11 and a marker-format fixture), autograde the instructor's and the untouched
