@@ -157,3 +157,16 @@ def refuses(exc, name: str, fn, *args, **kwargs) -> None:
     elapsed = time.perf_counter() - start
     assert name in str(info.value), f"message {str(info.value)!r} does not name {name!r}"
     assert elapsed < 1.0, f"refusing took {elapsed:.2f} s"
+
+
+def public_functions(*module_names: str) -> set[str]:
+    """Names of the callables defined (not imported) in the given ``posenc.<name>`` modules."""
+    import importlib
+
+    names = set()
+    for mod_name in module_names:
+        mod = importlib.import_module(f"posenc.{mod_name}")
+        for name, obj in vars(mod).items():
+            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
+                names.add(name)
+    return names

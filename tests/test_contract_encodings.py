@@ -28,6 +28,7 @@ from conftest import (
     exact_t5_bucket,
     llama3_frequencies,
     mp_omegas,
+    public_functions,
     reference_shift_matrix,
     reference_table,
     refuses,
@@ -1051,15 +1052,9 @@ COVERED = {
 
 
 def test_every_public_function_of_the_modules_is_covered_here():
-    import importlib
     import inspect
 
-    public = set()
-    for mod_name in MODULES:
-        mod = importlib.import_module(f"posenc.{mod_name}")
-        for name, obj in vars(mod).items():
-            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
-                public.add(name)
+    public = public_functions(*MODULES)
     assert public == COVERED, f"not covered: {public - COVERED}; stale: {COVERED - public}"
     assert all(
         inspect.getdoc(getattr(posenc, name, None) or getattr(posenc.analysis, name)) for name in COVERED

@@ -13,7 +13,7 @@ import cmath
 
 import numpy as np
 import pytest
-from conftest import EPS, refuses, rounded_omegas
+from conftest import EPS, public_functions, refuses, rounded_omegas
 
 import posenc
 
@@ -295,15 +295,9 @@ COVERED = {"apply_rope_nd", "axial_rope_frequencies", "apply_mrope", "mrope_posi
 
 
 def test_every_public_function_of_the_modules_is_covered_here():
-    import importlib
     import inspect
 
-    public = set()
-    for mod_name in MODULES:
-        mod = importlib.import_module(f"posenc.{mod_name}")
-        for name, obj in vars(mod).items():
-            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
-                public.add(name)
+    public = public_functions(*MODULES)
     assert public == COVERED, f"not covered: {public - COVERED}; stale: {COVERED - public}"
     assert all(inspect.getdoc(getattr(posenc, name)) for name in COVERED)
     assert COVERED <= set(posenc.__all__)
