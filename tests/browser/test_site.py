@@ -4,9 +4,16 @@ Serves ``_build/html`` on localhost and checks what a reader sees: MathJax rende
 formula offline (no raw TeX left, no MathJax error), every image loaded, theorems and
 exercises are numbered, solutions start collapsed, the console is free of errors, the
 launch menu of each chapter opens it on Binder, Colab and Thebe from the repository and
-branch set in ``_config.yml``, and the search page finds a known term. Needs Debian's
-``chromium`` and ``chromium-driver``; without them (or without a built site) the tests are
-skipped with a message saying so.
+branch set in ``_config.yml``, and the search page finds a known term.
+
+Accessibility: axe-core (pinned in ``tests/browser/package.json``, installed from the npm
+registry by ``make test-browser``) audits every page after MathJax and must find no serious
+or critical violation beyond the exceptions in ``AXE_EXCEPTIONS`` (held to exactly); every
+image has alt text that describes it (not a file name); formulas are not Tab stops; a
+solution opens from the keyboard and its button shows a focus outline.
+
+Needs Debian's ``chromium`` and ``chromium-driver``; without them (or without a built site)
+the tests are skipped with a message saying so.
 """
 
 from __future__ import annotations
@@ -44,6 +51,16 @@ MISSING = (
     else ""
 )
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=MISSING)
+
+AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_MISSING = (
+    "browser test SKIPPED: the accessibility audit needs axe-core in tests/browser/node_modules "
+    "(`make test-browser` installs it with npm; npm is missing)"
+)
+# Serious or critical axe violations the book accepts, as {(page, rule id): count}. Empty: the
+# theme's own violations are fixed in _static/accessibility.{css,js}. A new violation fails
+# the test, and so does an exception that no longer occurs (the list is held to exactly).
+AXE_EXCEPTIONS: dict[tuple[str, str], int] = {}
 
 PAGES = sorted(
     p.relative_to(SITE).as_posix()
@@ -161,6 +178,44 @@ def check_rendered(server, browser, page):
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, f"console errors: {errors}"
 
+    images = browser.execute_script(
+        "return Array.from(document.querySelectorAll('main img')).map(i => [i.getAttribute('src'),"
+        " i.getAttribute('alt')]);"
+    )
+    no_alt = [src for src, alt in images if not (alt or "").strip()]
+    assert not no_alt, f"images without alt text: {no_alt}"
+    file_name = re.compile(r"\.(png|svg|jpe?g)$|^_images/")
+    path_alt = [alt for src, alt in images if alt.strip() == src or file_name.search(alt.strip())]
+    assert not path_alt, f"alt text that is a file name, not a description: {path_alt}"
+    tab_formulas = browser.execute_script(
+        "return Array.from(document.querySelectorAll('mjx-container[tabindex]'))"
+        ".filter(e => e.tabIndex >= 0 && !(e.scrollWidth > e.clientWidth)).length;"
+    )
+    assert tab_formulas == 0, f"{tab_formulas} formulas are Tab stops (only wide, scrolling ones should be)"
+
+
+def axe_violations(browser) -> dict[str, int]:
+    """Serious and critical axe-core violations of the loaded page, as {rule id: node count}."""
+    browser.execute_script(AXE.read_text())
+    browser.set_script_timeout(120)
+    found = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations"
+        ".filter(v => v.impact === 'serious' || v.impact === 'critical')"
+        ".map(v => [v.id, v.nodes.length, v.nodes.slice(0, 3).map(n => n.target.join(' '))])));"
+    )
+    for rule, count, where in found:
+        print(f"axe: {rule} x{count}: {where}")
+    return {rule: count for rule, count, _ in found}
+
+
+def check_accessible(browser, page):
+    """axe-core on the page already loaded: no serious or critical violation but the exceptions."""
+    if not AXE.is_file():
+        pytest.skip(AXE_MISSING)
+    expected = {rule: n for (p, rule), n in AXE_EXCEPTIONS.items() if p == page}
+    assert axe_violations(browser) == expected
+
 
 def check_numbered_and_collapsed(browser):
     """Proofs and exercises numbered, every solution collapsed (on the page already loaded)."""
@@ -197,9 +252,41 @@ def check_launch_buttons(browser, page):
     assert "REPOSITORY_URL" not in browser.page_source, "the Colab set-up cell is hidden on the site"
 
 
+def check_solution_opens_from_keyboard(browser):
+    """Tab to the first solution's toggle, see its focus outline, open it with Enter."""
+    from selenium.webdriver.common.keys import Keys
+
+    button = browser.find_element(By.CSS_SELECTOR, "div.solution button.toggle-button")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    # Focus by keyboard (Tab from the element before it), so that :focus-visible applies.
+    browser.execute_script(
+        "const b = arguments[0], all = Array.from(document.querySelectorAll('a[href], button, summary'));"
+        "all[all.indexOf(b) - 1].focus();",
+        button,
+    )
+    browser.switch_to.active_element.send_keys(Keys.TAB)
+    assert browser.switch_to.active_element == button, "Tab does not reach the solution button"
+    outline = browser.execute_script(
+        "const s = getComputedStyle(arguments[0]); return [s.outlineStyle, s.outlineWidth];", button
+    )
+    assert outline[0] != "none" and outline[1] != "0px", f"no focus outline on the solution button: {outline}"
+    solution = button.find_element(By.XPATH, "./ancestor::div[contains(@class, 'solution')][1]")
+    body = solution.find_element(By.CSS_SELECTOR, "section, p:not(.admonition-title)")
+    assert not body.is_displayed()
+    button.send_keys(Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda d: body.is_displayed())
+    button.send_keys(Keys.ENTER)  # and closes again
+    WebDriverWait(browser, 5).until(lambda d: not body.is_displayed())
+
+
+def test_axe_exceptions_name_existing_pages():
+    assert {page for page, _ in AXE_EXCEPTIONS} <= set(PAGES)
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if p not in CHAPTERS])
 def test_page_renders(server, browser, page):
     check_rendered(server, browser, page)
+    check_accessible(browser, page)
 
 
 # One load per chapter serves all three checks (loading a page and typesetting its formulas
@@ -208,7 +295,11 @@ def test_page_renders(server, browser, page):
 def test_chapter_renders_numbers_collapses_and_launches(server, browser, page):
     check_rendered(server, browser, page)
     check_numbered_and_collapsed(browser)
+    check_solution_opens_from_keyboard(browser)
     check_launch_buttons(browser, page)
+    browser.refresh()  # the launch menu closed again for the audit
+    load(browser, browser.current_url)
+    check_accessible(browser, page)
 
 
 def test_search_finds_a_known_term(server, browser):
