@@ -209,12 +209,16 @@ def axe_violations(browser) -> dict[str, int]:
     return {rule: count for rule, count, _ in found}
 
 
-def check_accessible(browser, page):
-    """axe-core on the page already loaded: no serious or critical violation but the exceptions."""
+def check_accessible(browser, page) -> bool:
+    """axe-core on the page already loaded: no serious or critical violation but the exceptions.
+
+    Returns False, having checked nothing, where axe-core is not installed.
+    """
     if not AXE.is_file():
-        pytest.skip(AXE_MISSING)
+        return False
     expected = {rule: n for (p, rule), n in AXE_EXCEPTIONS.items() if p == page}
     assert axe_violations(browser) == expected
+    return True
 
 
 def check_numbered_and_collapsed(browser):
@@ -286,7 +290,8 @@ def test_axe_exceptions_name_existing_pages():
 @pytest.mark.parametrize("page", [p for p in PAGES if p not in CHAPTERS])
 def test_page_renders(server, browser, page):
     check_rendered(server, browser, page)
-    check_accessible(browser, page)
+    if not check_accessible(browser, page):
+        pytest.skip(AXE_MISSING)
 
 
 # One load per chapter serves all three checks (loading a page and typesetting its formulas
@@ -296,10 +301,10 @@ def test_chapter_renders_numbers_collapses_and_launches(server, browser, page):
     check_rendered(server, browser, page)
     check_numbered_and_collapsed(browser)
     check_solution_opens_from_keyboard(browser)
+    audited = check_accessible(browser, page)
     check_launch_buttons(browser, page)
-    browser.refresh()  # the launch menu closed again for the audit
-    load(browser, browser.current_url)
-    check_accessible(browser, page)
+    if not audited:
+        pytest.skip(AXE_MISSING)
 
 
 def test_search_finds_a_known_term(server, browser):
