@@ -59,3 +59,16 @@ def test_notebook_stored_executed_and_clean(path: Path):
             assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "no stderr output"
             text = str(out.get("data", {}).get("text/plain", "")) + str(out.get("text", ""))
             assert not re.search(r" at 0x[0-9a-f]{6,}", text), "memory address in an output"
+
+
+def test_reading_map_matches_the_chapters():
+    """The preface's reading map draws the arrows the chapters' "You need" paragraphs name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reading_map", ROOT / "scripts" / "reading_map.py")
+    reading_map = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reading_map)
+    drawn = reading_map.stored_edges()
+    assert drawn, "the map has no arrows"
+    assert drawn == reading_map.edges(), "run scripts/reading_map.py: the chapters' prerequisites changed"
+    assert "_static/reading_map.png" in (ROOT / "intro.md").read_text()
