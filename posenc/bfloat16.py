@@ -44,9 +44,7 @@ def round_to_bfloat16(x: object) -> np.ndarray:
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     if arr.dtype != np.float32:
-        hint = (
-            ": cast it to float32 first (this rounds once more)" if arr.dtype == np.float64 else ""
-        )
+        hint = ": cast it to float32 first (this rounds once more)" if arr.dtype == np.float64 else ""
         raise TypeError(f"x must hold float32 (or float16) values, got dtype {arr.dtype}{hint}")
     u = np.ascontiguousarray(arr).view(np.uint32)
     with np.errstate(over="ignore"):

@@ -664,7 +664,10 @@ STATEFUL = {make_backward_accumulating}
 
 def test_every_known_mistake_has_an_example():
     listed = {
-        (checker, name) for checker, names in ex.KNOWN_MISTAKES.items() if checker in CHECKERS for name in names
+        (checker, name)
+        for checker, names in ex.KNOWN_MISTAKES.items()
+        if checker in CHECKERS
+        for name in names
     }
     assert listed == set(MISTAKE_EXAMPLES)  # the later chapters' checkers: tests/test_exercises_ch*.py
 

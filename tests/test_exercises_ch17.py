@@ -145,7 +145,9 @@ MISTAKES = {
         "start offsets include the sequence itself (inclusive cumsum)",
     ): packed_inclusive,
     ("check_rerotate_keys", "turned by +delta instead of -delta"): make_rerotate(sign=1.0),
-    ("check_rerotate_keys", "keys returned unchanged (delta ignored)"): lambda keys, delta, base=1e4: keys.copy(),
+    ("check_rerotate_keys", "keys returned unchanged (delta ignored)"): lambda keys, delta, base=1e4: (
+        keys.copy()
+    ),
     ("check_rerotate_keys", "half/interleaved layout confusion"): make_rerotate(layout="half"),
     ("check_rerotate_keys", "division instead of multiplication"): rerotate_division,
     ("check_rerotate_keys", "missing factor 2 in the exponent 2i/d"): make_rerotate(freq="missing_2"),

@@ -122,7 +122,9 @@ def check_position_ids_from_mask(fn: Callable) -> str:
     _check_fn("check_position_ids_from_mask", fn)
     masks = _mask_cases()
     cases = [
-        _Case((m,), {}, position_ids_from_mask(m), 0.0, f"attention_mask={np.array2string(m, separator=', ')}")
+        _Case(
+            (m,), {}, position_ids_from_mask(m), 0.0, f"attention_mask={np.array2string(m, separator=', ')}"
+        )
         for m in masks
     ]
 
@@ -246,7 +248,9 @@ def check_rerotate_keys(fn: Callable) -> str:
 
     def ignored_base(case: _Case) -> np.ndarray:
         keys, delta = case.args
-        return _rope_variant(keys, -np.broadcast_to(np.asarray(delta, float), (keys.shape[-2],)), 10000.0, "interleaved")
+        return _rope_variant(
+            keys, -np.broadcast_to(np.asarray(delta, float), (keys.shape[-2],)), 10000.0, "interleaved"
+        )
 
     variants = [
         _Variant(("sign",), v(1.0, layout="interleaved")),
