@@ -17,6 +17,7 @@ from . import analysis, plotting, reference, symbolic
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
+from .bfloat16 import round_to_bfloat16
 from .bias_families import fire_bias, kerple_bias
 from .learned import LearnedPositionalEncoding
 from .mrope import apply_mrope, mrope_positions
@@ -64,6 +65,7 @@ __all__ = [
     "kerple_bias",
     "packed_position_ids",
     "position_ids_from_mask",
+    "round_to_bfloat16",
     "xpos_scale",
     "attention",
     "causal_mask",

@@ -663,8 +663,13 @@ STATEFUL = {make_backward_accumulating}
 
 
 def test_every_known_mistake_has_an_example():
-    listed = {(checker, name) for checker, names in ex.KNOWN_MISTAKES.items() for name in names}
-    assert listed == set(MISTAKE_EXAMPLES)
+    listed = {
+        (checker, name)
+        for checker, names in ex.KNOWN_MISTAKES.items()
+        if checker in CHECKERS
+        for name in names
+    }
+    assert listed == set(MISTAKE_EXAMPLES)  # the later chapters' checkers: tests/test_exercises_ch*.py
 
 
 @pytest.mark.parametrize("checker, mistake", sorted(MISTAKE_EXAMPLES))
@@ -678,7 +683,7 @@ def test_every_known_mistake_is_named(checker, mistake):
 
 def test_known_mistakes_table_covers_every_checker():
     checkers = {name for name in ex.__all__ if name.startswith("check_")}
-    assert set(ex.KNOWN_MISTAKES) == checkers == set(CHECKERS)
+    assert set(ex.KNOWN_MISTAKES) == checkers >= set(CHECKERS)  # later chapters: test_exercises_ch*.py
     assert all(len(v) >= 4 for v in ex.KNOWN_MISTAKES.values())
     for names in ex.KNOWN_MISTAKES.values():
         assert len(set(names)) == len(names)

@@ -242,8 +242,8 @@ def _result_array(
         return np.asarray(value, dtype=np.float64)
     if not np.issubdtype(dtype, np.integer):
         raise _problem(
-            f"{label}: {what} has dtype {dtype}; {expect}. Bucket indices index a table of "
-            f"embeddings, so they are integers: convert with .astype(np.int64){on}",
+            f"{label}: {what} has dtype {dtype}; {expect}. Indices (buckets, position "
+            f"ids) select rows of tables, so they are integers: convert with .astype(np.int64){on}",
             "wrong dtype",
         )
     return np.asarray(value, dtype=np.int64)
