@@ -18,6 +18,7 @@ from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
 from .bias_families import fire_bias, kerple_bias
+from .cope import cope_positions
 from .learned import LearnedPositionalEncoding
 from .mrope import apply_mrope, mrope_positions
 from .position_ids import packed_position_ids, position_ids_from_mask
@@ -60,6 +61,7 @@ __all__ = [
     "axial_rope_frequencies",
     "mrope_positions",
     "attention_temperature",
+    "cope_positions",
     "fire_bias",
     "kerple_bias",
     "packed_position_ids",
