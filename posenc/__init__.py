@@ -19,6 +19,7 @@ from .analysis.statistics import EncodingStatistics, dot_product_distance, encod
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
 from .bfloat16 import round_to_bfloat16
 from .bias_families import fire_bias, kerple_bias
+from .cope import cope_positions
 from .learned import LearnedPositionalEncoding
 from .mrope import apply_mrope, mrope_positions
 from .position_ids import packed_position_ids, position_ids_from_mask
@@ -61,6 +62,7 @@ __all__ = [
     "axial_rope_frequencies",
     "mrope_positions",
     "attention_temperature",
+    "cope_positions",
     "fire_bias",
     "kerple_bias",
     "packed_position_ids",
