@@ -26,7 +26,9 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11); chapter 15 (position without an
+encoding) has :func:`check_causal_prefix_mean`, :func:`check_attention_temperature` and
+:func:`check_nope_layers` (module ``ch15_nope``).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
@@ -51,13 +53,17 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
 
 __all__ = [
     "ExerciseError",
     "KNOWN_MISTAKES",
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
+    "check_attention_temperature",
+    "check_causal_prefix_mean",
     "check_learned_backward",
+    "check_nope_layers",
     "check_relative_position_matrix",
     "check_rope",
     "check_sinusoidal_encoding",
