@@ -49,7 +49,7 @@ MISTAKE_EXAMPLES = {
     ("check_causal_prefix_mean", "suffix mean (the mask the wrong way round)"): lambda v: prefix_mean(
         v[..., ::-1, :]
     )[..., ::-1, :],
-    ("check_attention_temperature", "position p instead of p + 1 in the floor"): lambda p, F, a: (
+    ("check_attention_temperature", "position p instead of p+1 in the floor"): lambda p, F, a: (
         1.0 + a * np.log(p // F + 1.0)
     ),
     ("check_attention_temperature", "no floor (a smooth logarithm)"): lambda p, F, a: (

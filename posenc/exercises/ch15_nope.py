@@ -61,7 +61,7 @@ _PREFIX = _mistakes(
 _TEMPERATURE = _mistakes(
     "check_attention_temperature",
     p_not_p1=(
-        "position p instead of p + 1 in the floor",
+        "position p instead of p+1 in the floor",
         "Llama 4 takes floor((p + 1) / floor_scale): the first step comes at p = floor_scale - 1, "
         "not at p = floor_scale.",
     ),
