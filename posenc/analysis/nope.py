@@ -100,7 +100,7 @@ def _layer_indices(rope_layers: object, n_layers: int) -> frozenset[int]:
 
 
 def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -> PositionReadout:
-    r"""Least-squares linear probe :math:`\hat y = F w + c`; returns a :class:`PositionReadout`.
+    r"""Least-squares linear probe :math:`\hat y = F w + c`, as a :class:`~.readout.PositionReadout`.
 
     Minimises :math:`\lVert F w + c\mathbf 1 - y\rVert^2 + \lambda \lVert w\rVert^2`
     (``ridge`` :math:`\lambda`; the intercept :math:`c` is not penalised) by solving the
