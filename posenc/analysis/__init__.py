@@ -6,7 +6,8 @@ decay of the sinusoidal dot product and the cosine integral (``decay``, ``specia
 naive encodings and the requirements of chapter 2 (``naive``), the functional equation of
 chapter 6 (``functional``), the least-squares recovery of the shift matrix
 (``rotation``), the position readout of chapter 8 (``readout``) and the attention probe
-with its copy task (``probe``, ``tasks``). Every name is importable from here, e.g.
+with its copy task (``probe``, ``tasks``) and the random attention stack without
+positional encoding with its linear probe of chapter 15 (``nope``). Every name is importable from here, e.g.
 ``posenc.analysis.dot_product_sum``.
 """
 
@@ -39,6 +40,7 @@ from .naive import (
     sine_encoding,
     stays_in_training_range,
 )
+from .nope import fit_linear_probe, random_attention_stack
 from .probe import METHODS, AttentionProbe, fit_probe, probe_accuracy
 from .readout import PositionReadout, fit_position_readout
 from .rotation import fit_linear_map, fit_shift_matrix, shift_matrix_angles
@@ -72,6 +74,7 @@ __all__ = [
     "far_asymptote",
     "far_envelope",
     "fit_linear_map",
+    "fit_linear_probe",
     "fit_position_readout",
     "fit_probe",
     "fit_shift_matrix",
@@ -93,6 +96,7 @@ __all__ = [
     "normalized_encoding",
     "oscillatory_integral",
     "probe_accuracy",
+    "random_attention_stack",
     "shift_matrix_angles",
     "sine_encoding",
     "stays_in_training_range",

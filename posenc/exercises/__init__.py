@@ -25,16 +25,18 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_relative_position_matrix` (the shift matrix :math:`M_k`, chapter 4),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
-:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10),
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11); and in Part V
+:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11). Part V adds
+:func:`check_causal_prefix_mean`, :func:`check_attention_temperature` and
+:func:`check_nope_layers` (position without an encoding, chapter 15),
 :func:`check_position_ids_from_mask`, :func:`check_packed_position_ids` and
 :func:`check_rerotate_keys` (position ids and re-rotated cache keys, chapter 17),
 :func:`check_kerple_bias` (KERPLE's log and power kernels, chapter 18) and
 :func:`check_fire_distances` (FIRE's normalised distances, chapter 18).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
-``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch17_inference``,
-``ch18_bias``) and they share
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch15_nope``,
+``ch17_inference``, ``ch18_bias``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -56,6 +58,7 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
 from .ch17_inference import check_packed_position_ids, check_position_ids_from_mask, check_rerotate_keys
 from .ch18_bias import check_fire_distances, check_kerple_bias
 
@@ -64,9 +67,12 @@ __all__ = [
     "KNOWN_MISTAKES",
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
+    "check_attention_temperature",
+    "check_causal_prefix_mean",
     "check_fire_distances",
     "check_kerple_bias",
     "check_learned_backward",
+    "check_nope_layers",
     "check_packed_position_ids",
     "check_position_ids_from_mask",
     "check_relative_position_matrix",
