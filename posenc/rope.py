@@ -108,6 +108,9 @@ def rope_frequencies(
         :math:`(1-\sigma_i)\theta_i/s + \sigma_i\theta_i` with
         :math:`\sigma_i = (L_0/\lambda_i - \texttt{low\_freq\_factor}) /
         (\texttt{high\_freq\_factor} - \texttt{low\_freq\_factor})`.
+        With ``high_freq_factor == low_freq_factor`` (Llama 4 Scout: both 1) there is no
+        blend band: pairs with :math:`\lambda_i > \lambda_{lo}` are divided by :math:`s`,
+        the others kept (Meta's ``apply_scaling``).
     ``longrope`` (Phi-3)
         :math:`\theta_i / e_i` with :math:`e` = ``long_factor`` when ``seq_len`` is given
         and :math:`> L_0`, else ``short_factor`` (each a list of ``d_head/2`` numbers), as

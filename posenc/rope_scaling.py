@@ -147,12 +147,18 @@ def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
     factor = _factor(scaling)
     low_ff = check_positive_real(scaling["low_freq_factor"], _key("low_freq_factor"))
     high_ff = check_positive_real(scaling["high_freq_factor"], _key("high_freq_factor"))
-    if high_ff <= low_ff:
-        raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
+    if high_ff < low_ff:
+        raise ValueError(
+            f"scaling needs high_freq_factor > low_freq_factor (or equal: a step, no blend band), "
+            f"got {high_ff} and {low_ff}"
+        )
     orig = _original_length(scaling)
     low_freq_wavelen, high_freq_wavelen = orig / low_ff, orig / high_ff
     wavelen = 2 * math.pi / inv
     out = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
+    if high_ff == low_ff:
+        # Llama 4 Scout (both factors 1): no blend band, a step at the wavelength L0/low_freq_factor
+        return out
     smooth = (orig / wavelen - low_ff) / (high_ff - low_ff)
     smoothed = (1.0 - smooth) * out / factor + smooth * out
     medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
