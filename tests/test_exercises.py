@@ -17,6 +17,7 @@ import pytest
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
+from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
 
 CHECKERS = (
     "check_sinusoidal_encoding",
@@ -25,6 +26,7 @@ CHECKERS = (
     "check_rope",
     "check_t5_bucket",
     "check_alibi_slopes",
+    *CHA_CORRECT,
 )
 
 # --------------------------------------------------------------------------------------
@@ -658,6 +660,7 @@ MISTAKE_EXAMPLES = {
     ),
     ("check_alibi_slopes", "even-numbered (duplicate) slopes appended"): slopes_duplicates,
     ("check_alibi_slopes", "off by one: h starts at 0 (first slope 1)"): slopes_off_by_one,
+    **CHA_MISTAKES,
 }
 STATEFUL = {make_backward_accumulating}
 
@@ -698,6 +701,7 @@ CORRECT = {
     "check_rope": rope,
     "check_t5_bucket": t5_exact,
     "check_alibi_slopes": slopes_correct,
+    **CHA_CORRECT,
 }
 
 

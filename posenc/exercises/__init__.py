@@ -26,10 +26,12 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11), and for the appendix on real
+model configurations :func:`check_wavelengths` (RoPE wavelengths), :func:`check_yarn_ratio`
+(YaRN's per-pair ratio) and :func:`check_mpt_alibi_slopes` (MPT's ALiBi slopes).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
-``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``chA_configs``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -51,6 +53,7 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .chA_configs import check_mpt_alibi_slopes, check_wavelengths, check_yarn_ratio
 
 __all__ = [
     "ExerciseError",
@@ -58,10 +61,13 @@ __all__ = [
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
     "check_learned_backward",
+    "check_mpt_alibi_slopes",
     "check_relative_position_matrix",
     "check_rope",
     "check_sinusoidal_encoding",
     "check_t5_bucket",
+    "check_wavelengths",
+    "check_yarn_ratio",
 ]
 
 
