@@ -59,7 +59,9 @@ def yarn_ratio(d_head, base, factor, original_max_position_embeddings, beta_fast
 
 
 def yarn_no_truncation(d_head, base, factor, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0):
-    return _ratio(d_head, base, factor, original_max_position_embeddings, beta_fast, beta_slow, rounding=False)
+    return _ratio(
+        d_head, base, factor, original_max_position_embeddings, beta_fast, beta_slow, rounding=False
+    )
 
 
 def yarn_reversed(d_head, base, factor, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0):
@@ -107,7 +109,10 @@ CHA_CORRECT = {
     "check_mpt_alibi_slopes": mpt_slopes,
 }
 CHA_MISTAKES = {
-    ("check_wavelengths", "missing 2*pi (a period in radians per unit angle, not in positions)"): wavelengths_no_2pi,
+    (
+        "check_wavelengths",
+        "missing 2*pi (a period in radians per unit angle, not in positions)",
+    ): wavelengths_no_2pi,
     ("check_wavelengths", "frequencies instead of wavelengths"): wavelengths_frequencies,
     ("check_wavelengths", "missing factor 2 in the exponent 2i/d"): wavelengths_missing_2,
     ("check_wavelengths", "base argument ignored"): wavelengths_base_ignored,

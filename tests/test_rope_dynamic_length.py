@@ -42,7 +42,9 @@ def test_dynamic_without_any_length_is_refused():
         posenc.rope_frequencies(32, 10000.0, {"rope_type": "dynamic", "factor": 2.0}, seq_len=100)
 
 
-@pytest.mark.parametrize(("bad", "exc"), [(64.0, TypeError), (0, ValueError), (-5, ValueError), ("64", TypeError)])
+@pytest.mark.parametrize(
+    ("bad", "exc"), [(64.0, TypeError), (0, ValueError), (-5, ValueError), ("64", TypeError)]
+)
 def test_bad_max_position_embeddings_is_refused(bad, exc):
     params = {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": bad}
     with pytest.raises(exc, match=r"scaling\['max_position_embeddings'\]"):

@@ -97,7 +97,8 @@ def check_wavelengths(fn: Callable) -> str:
     """
     grid = [(2, 10000.0), (8, 10000.0), (64, 10000.0), (96, 10000.0), (128, 500000.0), (256, 1e6), (64, 10.0)]
     cases = [
-        _Case((d, b), {}, 2 * math.pi / rope_frequencies(d, b), 1e-12, f"d_head={d}, base={b:g}") for d, b in grid
+        _Case((d, b), {}, 2 * math.pi / rope_frequencies(d, b), 1e-12, f"d_head={d}, base={b:g}")
+        for d, b in grid
     ]
     variants = [
         _Variant(("missing_2pi",), lambda c: _wave(*c.args, two_pi=False)),
@@ -106,7 +107,14 @@ def check_wavelengths(fn: Callable) -> str:
         _Variant(("base_ignored",), lambda c: _wave(c.args[0], 10000.0)),
     ]
     return _run(
-        "check_wavelengths", "your wavelengths", fn, cases, _WAVE, variants, relative=True, shape_doc=" = (d_head/2,)"
+        "check_wavelengths",
+        "your wavelengths",
+        fn,
+        cases,
+        _WAVE,
+        variants,
+        relative=True,
+        shape_doc=" = (d_head/2,)",
     )
 
 
@@ -159,11 +167,22 @@ def check_yarn_ratio(fn: Callable) -> str:
     ]
     cases = []
     for d, b, s, L0, bf, bs in grid:
-        sc = {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": L0, "beta_fast": bf, "beta_slow": bs}
+        sc = {
+            "rope_type": "yarn",
+            "factor": s,
+            "original_max_position_embeddings": L0,
+            "beta_fast": bf,
+            "beta_slow": bs,
+        }
         expected = rope_frequencies(d, b, sc) / rope_frequencies(d, b)
         cases.append(
-            _Case((d, b, s, L0), {"beta_fast": bf, "beta_slow": bs}, expected, 1e-12,
-                  f"d_head={d}, base={b:g}, factor={s:g}, L0={L0}, beta_fast={bf:g}, beta_slow={bs:g}")
+            _Case(
+                (d, b, s, L0),
+                {"beta_fast": bf, "beta_slow": bs},
+                expected,
+                1e-12,
+                f"d_head={d}, base={b:g}, factor={s:g}, L0={L0}, beta_fast={bf:g}, beta_slow={bs:g}",
+            )
         )
 
     def variant(**kw):
@@ -176,7 +195,14 @@ def check_yarn_ratio(fn: Callable) -> str:
         _Variant(("multiplied",), variant(multiply=True)),
     ]
     return _run(
-        "check_yarn_ratio", "your YaRN ratios", fn, cases, _YARN, variants, relative=True, shape_doc=" = (d_head/2,)"
+        "check_yarn_ratio",
+        "your YaRN ratios",
+        fn,
+        cases,
+        _YARN,
+        variants,
+        relative=True,
+        shape_doc=" = (d_head/2,)",
     )
 
 
@@ -195,7 +221,13 @@ def check_mpt_alibi_slopes(fn: Callable) -> str:
     grid = [(n, 8.0) for n in (1, 2, 3, 5, 6, 7, 12, 24, 32)]
     grid += [(n, b) for n in (1, 3, 4, 6, 10, 16, 20, 40, 56, 64, 112) for b in (4.0, 12.0, 16.0)]
     cases = [
-        _Case((n,), {"alibi_bias_max": b}, alibi_slopes(n) ** (b / 8.0), 1e-10, f"n_heads={n}, alibi_bias_max={b:g}")
+        _Case(
+            (n,),
+            {"alibi_bias_max": b},
+            alibi_slopes(n) ** (b / 8.0),
+            1e-10,
+            f"n_heads={n}, alibi_bias_max={b:g}",
+        )
         for n, b in grid
     ]
 
@@ -216,5 +248,12 @@ def check_mpt_alibi_slopes(fn: Callable) -> str:
         _Variant(("off_by_one",), lambda c: off_by_one(c.args[0], c.kwargs["alibi_bias_max"])),
     ]
     return _run(
-        "check_mpt_alibi_slopes", "your MPT slopes", fn, cases, _MPT, variants, relative=True, shape_doc=" = (n_heads,)"
+        "check_mpt_alibi_slopes",
+        "your MPT slopes",
+        fn,
+        cases,
+        _MPT,
+        variants,
+        relative=True,
+        shape_doc=" = (n_heads,)",
     )
