@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 import pytest
+from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
-from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
 
 CHECKERS = (
     "check_sinusoidal_encoding",

@@ -211,7 +211,7 @@ def _geo(n: int, b: float, start: int = 1) -> np.ndarray:
 
 
 def check_mpt_alibi_slopes(fn: Callable) -> str:
-    r"""Check ``fn(n_heads, alibi_bias_max=8)`` against MPT's slopes, ``alibi_slopes(n) ** (alibi_bias_max / 8)``.
+    r"""Check ``fn(n_heads, alibi_bias_max=8)``: MPT's slopes, ``alibi_slopes(n) ** (alibi_bias_max / 8)``.
 
     The result must be the float64 array of the ``n_heads`` slopes in MPT's order (relative
     tolerance ``1e-10``). Recognised mistakes: ``alibi_bias_max`` ignored,
