@@ -84,7 +84,9 @@ def rope_frequencies(
         :math:`\mathrm{base}' = \mathrm{base}\,(sL/L_0 - (s-1))^{d/(d-2)}` and
         :math:`\theta_i = \mathrm{base}'^{-2i/d}`. Needs ``seq_len`` (the current
         sequence length); for ``seq_len <= L_0`` nothing changes. (transformers takes
-        :math:`L_0` from ``config.max_position_embeddings``; here it is a key.)
+        :math:`L_0` from ``config.max_position_embeddings``; here it is a key:
+        ``original_max_position_embeddings``, or ``max_position_embeddings`` when that is
+        missing, as in a transformers-5 ``rope_parameters`` dict, which has only ``factor``.)
     ``yarn``
         NTK-by-parts: with :math:`r(\beta) = d\ln(L_0 / (2\pi\beta)) / (2\ln\mathrm{base})`
         (the pair index whose wavelength fits :math:`\beta` times into :math:`L_0`),
@@ -106,6 +108,9 @@ def rope_frequencies(
         :math:`(1-\sigma_i)\theta_i/s + \sigma_i\theta_i` with
         :math:`\sigma_i = (L_0/\lambda_i - \texttt{low\_freq\_factor}) /
         (\texttt{high\_freq\_factor} - \texttt{low\_freq\_factor})`.
+        With ``high_freq_factor == low_freq_factor`` (Llama 4 Scout: both 1) there is no
+        blend band: pairs with :math:`\lambda_i > \lambda_{lo}` are divided by :math:`s`,
+        the others kept (Meta's ``apply_scaling``).
     ``longrope`` (Phi-3)
         :math:`\theta_i / e_i` with :math:`e` = ``long_factor`` when ``seq_len`` is given
         and :math:`> L_0`, else ``short_factor`` (each a list of ``d_head/2`` numbers), as

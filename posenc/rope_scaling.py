@@ -31,7 +31,7 @@ ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3", "longrope")
 _REQUIRED_KEYS = {
     "default": (),
     "linear": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
+    "dynamic": ("factor",),  # and L0: original_max_position_embeddings or max_position_embeddings
     "yarn": ("factor", "original_max_position_embeddings"),
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
     "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
@@ -67,6 +67,24 @@ def _factor(scaling: Mapping) -> float:
 
 def _original_length(scaling: Mapping) -> int:
     key = "original_max_position_embeddings"
+    return check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
+
+
+def _dynamic_length(scaling: Mapping) -> int:
+    """L0 of ``dynamic``: ``original_max_position_embeddings``, else ``max_position_embeddings``.
+
+    transformers 5 validates a ``dynamic`` ``rope_parameters`` dict with only ``factor``
+    required and takes L0 from ``config.max_position_embeddings``; here that is a key.
+    """
+    if scaling.get("original_max_position_embeddings") is not None:
+        return _original_length(scaling)
+    key = "max_position_embeddings"
+    if scaling.get(key) is None:
+        raise ValueError(
+            "rope_type 'dynamic' needs the length L0: scaling['original_max_position_embeddings'] or "
+            "scaling['max_position_embeddings'] (the config's, which transformers 5 uses when the "
+            "rope_parameters dict has no original_max_position_embeddings)"
+        )
     return check_positive_int(scaling[key], _key(key), MAX_POSITION, MAX_POSITION_TEXT)
 
 
@@ -129,12 +147,18 @@ def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
     factor = _factor(scaling)
     low_ff = check_positive_real(scaling["low_freq_factor"], _key("low_freq_factor"))
     high_ff = check_positive_real(scaling["high_freq_factor"], _key("high_freq_factor"))
-    if high_ff <= low_ff:
-        raise ValueError(f"scaling needs high_freq_factor > low_freq_factor, got {high_ff} and {low_ff}")
+    if high_ff < low_ff:
+        raise ValueError(
+            f"scaling needs high_freq_factor > low_freq_factor (or equal: a step, no blend band), "
+            f"got {high_ff} and {low_ff}"
+        )
     orig = _original_length(scaling)
     low_freq_wavelen, high_freq_wavelen = orig / low_ff, orig / high_ff
     wavelen = 2 * math.pi / inv
     out = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
+    if high_ff == low_ff:
+        # Llama 4 Scout (both factors 1): no blend band, a step at the wavelength L0/low_freq_factor
+        return out
     smooth = (orig / wavelen - low_ff) / (high_ff - low_ff)
     smoothed = (1.0 - smooth) * out / factor + smooth * out
     medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
@@ -216,7 +240,7 @@ def scaled_frequencies(
             inv = inv / _factor(scaling)
         elif rope_type == "dynamic":
             factor = _factor(scaling)
-            orig = _original_length(scaling)
+            orig = _dynamic_length(scaling)
             if seq_len is None:
                 raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
             if d < 4:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -26,6 +27,7 @@ CHECKERS = (
     "check_rope",
     "check_t5_bucket",
     "check_alibi_slopes",
+    *CHA_CORRECT,
 )
 
 # --------------------------------------------------------------------------------------
@@ -659,6 +661,7 @@ MISTAKE_EXAMPLES = {
     ),
     ("check_alibi_slopes", "even-numbered (duplicate) slopes appended"): slopes_duplicates,
     ("check_alibi_slopes", "off by one: h starts at 0 (first slope 1)"): slopes_off_by_one,
+    **CHA_MISTAKES,
 }
 STATEFUL = {make_backward_accumulating}
 
@@ -708,6 +711,7 @@ CORRECT = {
     "check_rope": rope,
     "check_t5_bucket": t5_exact,
     "check_alibi_slopes": slopes_correct,
+    **CHA_CORRECT,
 }
 
 

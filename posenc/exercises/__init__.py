@@ -32,11 +32,14 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_position_ids_from_mask`, :func:`check_packed_position_ids` and
 :func:`check_rerotate_keys` (position ids and re-rotated cache keys, chapter 17),
 :func:`check_kerple_bias` (KERPLE's log and power kernels, chapter 18) and
-:func:`check_fire_distances` (FIRE's normalised distances, chapter 18).
+:func:`check_fire_distances` (FIRE's normalised distances, chapter 18); the appendix on
+real model configurations adds :func:`check_wavelengths` (RoPE wavelengths),
+:func:`check_yarn_ratio` (YaRN's per-pair ratio) and :func:`check_mpt_alibi_slopes` (MPT's
+ALiBi slopes).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch15_nope``,
-``ch17_inference``, ``ch18_bias``) and they share
+``ch17_inference``, ``ch18_bias``, ``chA_configs``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -61,6 +64,7 @@ from .ch11_alibi import check_alibi_slopes
 from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
 from .ch17_inference import check_packed_position_ids, check_position_ids_from_mask, check_rerotate_keys
 from .ch18_bias import check_fire_distances, check_kerple_bias
+from .chA_configs import check_mpt_alibi_slopes, check_wavelengths, check_yarn_ratio
 
 __all__ = [
     "ExerciseError",
@@ -72,6 +76,7 @@ __all__ = [
     "check_fire_distances",
     "check_kerple_bias",
     "check_learned_backward",
+    "check_mpt_alibi_slopes",
     "check_nope_layers",
     "check_packed_position_ids",
     "check_position_ids_from_mask",
@@ -80,6 +85,8 @@ __all__ = [
     "check_rope",
     "check_sinusoidal_encoding",
     "check_t5_bucket",
+    "check_wavelengths",
+    "check_yarn_ratio",
 ]
 
 

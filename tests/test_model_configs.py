@@ -1,0 +1,176 @@
+"""The appendix's data file, chapters/data/model_configs.json: its schema and every configuration in it.
+
+Every value carries its source. Every RoPE configuration runs through
+``posenc.rope_frequencies`` (finite, positive, d/2 values, decreasing where the scheme
+keeps the order), the plain frequencies are compared with an independent recomputation in
+mpmath, the transformers-5 ``rope_parameters`` form gives the same frequencies as the
+legacy ``rope_scaling`` form, and the ALiBi head counts run through ``alibi_slopes``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+
+import posenc
+
+DATA = Path(__file__).resolve().parent.parent / "chapters" / "data" / "model_configs.json"
+MODELS = json.loads(DATA.read_text())["models"]
+BY_ID = {m["id"]: m for m in MODELS}
+ENCODINGS = {"learned", "t5-bias", "alibi", "rope"}
+REQUIRED = {  # the models issue 15 asks for
+    "gpt2", "bert-base", "t5-small", "bloom-176b", "mpt-7b", "gpt-neox-20b", "falcon-7b", "llama-2-7b",
+    "llama-3.1-8b", "llama-4-scout", "mistral-7b", "qwen2.5-7b", "qwen2-vl", "phi-3-mini-128k",
+    "deepseek-v3", "gemma-2", "gemma-3",
+}  # fmt: skip
+
+
+def value(model: dict, key: str):
+    return model["values"][key]["value"]
+
+
+def rope_settings(model: dict) -> list[tuple[int, float, dict | None]]:
+    """(rotated dimensions, base, scaling) of each kind of RoPE layer, read from the values."""
+    vals = {k: v["value"] for k, v in model["values"].items()}
+    if "qk_rope_head_dim" in vals:
+        d = vals["qk_rope_head_dim"]
+    elif "head_dim" in vals:
+        d = vals["head_dim"]
+    elif "dim" in vals:
+        d = vals["dim"] // vals["n_heads"]
+    elif "hidden_size" in vals:
+        d = vals["hidden_size"] // vals["num_attention_heads"]
+    else:
+        return []  # no verified head width (Qwen2.5)
+    d = int(round(d * vals.get("rotary_pct", 1.0)))
+    scaling = vals.get("rope_scaling")
+    if "rope_factor" in vals:  # DeepSeek's reference names, in the transformers schema
+        scaling = {
+            "rope_type": "yarn",
+            "factor": vals["rope_factor"],
+            "original_max_position_embeddings": vals["original_seq_len"],
+            "beta_fast": vals["beta_fast"],
+            "beta_slow": vals["beta_slow"],
+            "mscale": vals["mscale"],
+            "mscale_all_dim": vals["mscale"],
+        }
+    if "rope_theta_global" in vals:
+        return [(d, vals["rope_theta_global"], scaling), (d, vals["rope_theta_local"], None)]
+    return [(d, vals["rope_theta"], scaling)]
+
+
+ROPE = [(m["id"], d, base, sc) for m in MODELS if m["encoding"] == "rope" for d, base, sc in rope_settings(m)]
+
+
+def test_schema_every_value_has_a_source():
+    assert {m["id"] for m in MODELS} == REQUIRED
+    assert len(BY_ID) == len(MODELS)  # ids are unique
+    for m in MODELS:
+        assert set(m) == {"id", "name", "encoding", "values"}, m["id"]
+        assert m["encoding"] in ENCODINGS and m["values"], m["id"]
+        for key, entry in m["values"].items():
+            assert set(entry) == {"value", "source"}, (m["id"], key)
+            source = entry["source"]
+            assert isinstance(source, str) and len(source) >= 20, (m["id"], key)
+            # a source names a file or a class
+            assert any(t in source for t in (".py", ".md", ".json", ".yaml", "Config")), (m["id"], key)
+
+
+def test_rope_models_all_have_settings_except_the_unverified_head_width():
+    missing = [m["id"] for m in MODELS if m["encoding"] == "rope" and not rope_settings(m)]
+    assert missing == ["qwen2.5-7b"]
+    assert len(ROPE) >= 12
+
+
+@pytest.mark.parametrize(("model", "d", "base", "scaling"), ROPE, ids=[f"{r[0]}-{r[2]:g}" for r in ROPE])
+def test_every_rope_configuration_runs(model, d, base, scaling):
+    assert d % 2 == 0 and d >= 2
+    inv = posenc.rope_frequencies(d, base, scaling)
+    assert inv.shape == (d // 2,) and inv.dtype == np.float64
+    assert np.all(np.isfinite(inv)) and np.all(inv > 0)
+    assert np.all(np.diff(inv) < 0)  # default, linear, yarn and llama3 keep the order of the pairs
+    with mpmath.workdps(40):  # the plain frequencies, independently
+        plain = np.array([float(mpmath.mpf(base) ** (-mpmath.mpf(2 * i) / d)) for i in range(d // 2)])
+    np.testing.assert_allclose(posenc.rope_frequencies(d, base), plain, rtol=1e-15)
+    if scaling is not None:
+        ratio = inv / plain
+        s = scaling["factor"]
+        assert np.all(ratio <= 1 + 1e-15) and np.all(ratio >= 1 / s - 1e-15)
+        assert ratio[0] == pytest.approx(1.0) and ratio[-1] == pytest.approx(1 / s)
+        # the transformers-5 form: rope_theta inside, rope_type for type
+        params = {k: v for k, v in scaling.items() if k != "type"}
+        params.update(rope_type=scaling.get("rope_type", scaling.get("type")), rope_theta=base)
+        np.testing.assert_array_equal(posenc.rope_frequencies(d, base, params), inv)
+        with pytest.raises(ValueError, match="rope_theta"):
+            posenc.rope_frequencies(d, base * 2, params)
+
+
+def test_qwen25_yarn_block_in_both_schemas():
+    # no verified head width or base: run its scaling block on a stand-in head, both key spellings
+    sc = value(BY_ID["qwen2.5-7b"], "rope_scaling")
+    legacy = posenc.rope_frequencies(128, 10000.0, sc, return_attention_factor=True)
+    params = {"rope_type": "yarn", "rope_theta": 10000.0, **{k: v for k, v in sc.items() if k != "type"}}
+    new = posenc.rope_frequencies(128, 10000.0, params, return_attention_factor=True)
+    np.testing.assert_array_equal(legacy[0], new[0])
+    assert legacy[1] == new[1] == pytest.approx(0.1 * math.log(sc["factor"]) + 1)
+
+
+def test_phi3_longrope_symbolic_factors():
+    # the page uses the factor lists symbolically: any list of d/2 factors >= 1 runs
+    m = BY_ID["phi-3-mini-128k"]
+    d = value(m, "hidden_size") // value(m, "num_attention_heads")
+    L0 = value(m, "original_max_position_embeddings")
+    short, long = [1.0] * (d // 2), list(np.linspace(1.0, 32.0, d // 2))
+    sc = {"rope_type": "longrope", "short_factor": short, "long_factor": long,
+          "original_max_position_embeddings": L0, "factor": 32.0}  # fmt: skip
+    inv_long, a = posenc.rope_frequencies(
+        d, value(m, "rope_theta"), sc, seq_len=L0 + 1, return_attention_factor=True
+    )
+    np.testing.assert_allclose(
+        inv_long * np.array(long), posenc.rope_frequencies(d, value(m, "rope_theta")), rtol=1e-14
+    )
+    assert a == pytest.approx(math.sqrt(1 + math.log(32) / math.log(L0)))
+
+
+def test_deepseek_attention_factor_moves_to_the_softmax_scale():
+    (d, base, sc), = rope_settings(BY_ID["deepseek-v3"])  # fmt: skip
+    _, a = posenc.rope_frequencies(d, base, sc, return_attention_factor=True)
+    assert a == 1.0  # mscale == mscale_all_dim: cos and sin are not scaled
+    plain = {k: v for k, v in sc.items() if k not in ("mscale", "mscale_all_dim")}
+    _, a_plain = posenc.rope_frequencies(d, base, plain, return_attention_factor=True)
+    assert a_plain == pytest.approx(0.1 * math.log(40.0) + 1.0)
+
+
+@pytest.mark.parametrize("model", ["bloom-176b", "mpt-7b"])
+def test_alibi_configurations(model):
+    m = BY_ID[model]
+    n = value(m, "n_head") if "n_head" in m["values"] else value(m, "n_heads")
+    slopes = posenc.alibi_slopes(n)
+    assert slopes.shape == (n,) and np.all(np.isfinite(slopes)) and np.all(slopes > 0)
+    N = 2 ** int(math.floor(math.log2(n)))  # Press et al.'s rule, written out
+    expected = [2.0 ** (-8 * h / N) for h in range(1, N + 1)] + [
+        2.0 ** (-8 * h / (2 * N)) for h in range(1, 2 * (n - N), 2)
+    ]
+    np.testing.assert_allclose(slopes, expected, rtol=1e-14)
+    if model == "mpt-7b":
+        assert value(m, "alibi") is True and value(m, "alibi_bias_max") == 8
+
+
+def test_other_positional_settings():
+    vl = BY_ID["qwen2-vl"]
+    d = value(vl, "hidden_size") // value(vl, "num_attention_heads")
+    assert sum(value(vl, "mrope_section")) == d // 2
+    g3 = BY_ID["gemma-3"]
+    assert value(g3, "rope_theta_local") < value(g3, "rope_theta_global")
+    t5 = BY_ID["t5-small"]
+    buckets = posenc.t5_relative_position_bucket(
+        np.arange(-300, 301),
+        num_buckets=value(t5, "relative_attention_num_buckets"),
+        max_distance=value(t5, "relative_attention_max_distance"),
+    )
+    assert buckets.min() == 0 and buckets.max() == value(t5, "relative_attention_num_buckets") - 1
