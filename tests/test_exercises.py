@@ -663,7 +663,8 @@ STATEFUL = {make_backward_accumulating}
 
 
 def test_every_known_mistake_has_an_example():
-    listed = {(checker, name) for checker, names in ex.KNOWN_MISTAKES.items() for name in names}
+    # the checkers of this file; later chapters test theirs in tests/test_exercises_chNN.py
+    listed = {(c, name) for c, names in ex.KNOWN_MISTAKES.items() if c in CHECKERS for name in names}
     assert listed == set(MISTAKE_EXAMPLES)
 
 
@@ -678,7 +679,7 @@ def test_every_known_mistake_is_named(checker, mistake):
 
 def test_known_mistakes_table_covers_every_checker():
     checkers = {name for name in ex.__all__ if name.startswith("check_")}
-    assert set(ex.KNOWN_MISTAKES) == checkers == set(CHECKERS)
+    assert set(ex.KNOWN_MISTAKES) == checkers >= set(CHECKERS)
     assert all(len(v) >= 4 for v in ex.KNOWN_MISTAKES.values())
     for names in ex.KNOWN_MISTAKES.values():
         assert len(set(names)) == len(names)

@@ -25,11 +25,14 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_relative_position_matrix` (the shift matrix :math:`M_k`, chapter 4),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
-:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10),
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11), and for chapter 14
+:func:`check_partial_rope` (partial rotary embedding), :func:`check_long_term_similarity`
+(Men et al.'s :math:`B(m)`) and :func:`check_critical_dimension` (Liu et al.'s critical
+dimension).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
-``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch14_frequencies``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -51,13 +54,17 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch14_frequencies import check_critical_dimension, check_long_term_similarity, check_partial_rope
 
 __all__ = [
     "ExerciseError",
     "KNOWN_MISTAKES",
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
+    "check_critical_dimension",
     "check_learned_backward",
+    "check_long_term_similarity",
+    "check_partial_rope",
     "check_relative_position_matrix",
     "check_rope",
     "check_sinusoidal_encoding",
