@@ -31,6 +31,7 @@ from .relative import (
     t5_relative_position_bucket,
 )
 from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from .rope_budget import critical_dimension, long_term_similarity, min_base_for_context, p_rope_frequencies
 from .rope_nd import apply_rope_nd, axial_rope_frequencies
 from .scales import attention_temperature, xpos_scale
 from .sinusoidal import (
@@ -59,6 +60,10 @@ __all__ = [
     "apply_mrope",
     "apply_rope",
     "apply_rope_nd",
+    "critical_dimension",
+    "long_term_similarity",
+    "min_base_for_context",
+    "p_rope_frequencies",
     "axial_rope_frequencies",
     "mrope_positions",
     "attention_temperature",

@@ -27,6 +27,8 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
 :func:`check_alibi_slopes` (ALiBi head slopes, chapter 11). Part V adds
+:func:`check_partial_rope`, :func:`check_long_term_similarity` and
+:func:`check_critical_dimension` (RoPE's frequencies at work, chapter 14),
 :func:`check_causal_prefix_mean`, :func:`check_attention_temperature` and
 :func:`check_nope_layers` (position without an encoding, chapter 15),
 :func:`check_position_ids_from_mask`, :func:`check_packed_position_ids` and
@@ -38,7 +40,7 @@ real model configurations adds :func:`check_wavelengths` (RoPE wavelengths),
 ALiBi slopes).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
-``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch15_nope``,
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch14_frequencies``, ``ch15_nope``,
 ``ch17_inference``, ``ch18_bias``, ``chA_configs``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
@@ -61,6 +63,7 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch14_frequencies import check_critical_dimension, check_long_term_similarity, check_partial_rope
 from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
 from .ch17_inference import check_packed_position_ids, check_position_ids_from_mask, check_rerotate_keys
 from .ch18_bias import check_fire_distances, check_kerple_bias
@@ -73,12 +76,15 @@ __all__ = [
     "check_alibi_slopes",
     "check_attention_temperature",
     "check_causal_prefix_mean",
+    "check_critical_dimension",
     "check_fire_distances",
     "check_kerple_bias",
     "check_learned_backward",
+    "check_long_term_similarity",
     "check_mpt_alibi_slopes",
     "check_nope_layers",
     "check_packed_position_ids",
+    "check_partial_rope",
     "check_position_ids_from_mask",
     "check_relative_position_matrix",
     "check_rerotate_keys",

@@ -1,0 +1,150 @@
+r"""How RoPE's frequencies are spent: position against context length.
+
+With :math:`\theta_i = \mathrm{base}^{-2i/d}` (pair :math:`i = 0, \dots, d/2-1`), three
+quantities of the recent literature on RoPE depend only on the frequencies:
+
+* the **long-term similarity** :math:`B(m) = \sum_{i=0}^{d/2-1}\cos(m\theta_i)` (Men, Xu
+  et al. 2024, "Base of RoPE Bounds Context Length"): for a query :math:`\mathbf{q}` with
+  uncorrelated zero-mean coordinates of variance :math:`\sigma^2`, a key
+  :math:`\mathbf{q} + \boldsymbol{\varepsilon}` (noise independent of :math:`\mathbf{q}`)
+  beats an independent key by :math:`2\sigma^2 B(m)` in expectation at offset :math:`m`
+  (:func:`long_term_similarity`);
+* the **smallest base** for which :math:`B(m) \ge 0` at every offset :math:`0 \le m < L`
+  of a context of :math:`L` tokens (:func:`min_base_for_context`);
+* the **critical dimension** (Liu et al. 2023, "Scaling Laws of RoPE-based
+  Extrapolation"): the number of dimensions whose period :math:`2\pi/\theta_i` is shorter
+  than the training length :math:`T`, :math:`d_{extra} = 2\lceil (d/2)\log_{\mathrm{base}}
+  (T/2\pi)\rceil` (:func:`critical_dimension`);
+
+and p-RoPE (Barbero et al., ICLR 2025) keeps only the fastest pairs
+(:func:`p_rope_frequencies`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._validation import as_positions, check_base, check_positive_int, check_size, check_width
+from .sinusoidal import frequencies
+
+__all__ = ["critical_dimension", "long_term_similarity", "min_base_for_context", "p_rope_frequencies"]
+
+_FIRST_CHUNK, _LAST_CHUNK = 128, 16384  # offsets per block in min_base_for_context: doubling
+
+
+def long_term_similarity(distances: object, d_head: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""Men et al.'s :math:`B(m) = \sum_{i=0}^{d/2-1} \cos(m\,\theta_i)`, one value per distance.
+
+    ``distances`` an ``int`` ``K`` (distances ``0..K-1``) or a non-empty 1-D array of real
+    distances (``|m| <= 2**53``); ``d_head`` a positive even integer; ``base > 1``.
+    :math:`B(0) = d/2` and :math:`B(-m) = B(m)`. ``len(distances) * d_head / 2`` is at most
+    2**28. Bad arguments raise ``TypeError``/``ValueError`` naming them.
+    """
+    m = as_positions(distances, "distances")
+    d = check_width(d_head, "d_head")
+    base = check_base(base)
+    check_size((m.size, d // 2), "the angles (distances, d_head / 2)")
+    return np.cos(np.outer(m, frequencies(d, base))).sum(axis=1)
+
+
+def _first_negative(theta: np.ndarray, context_length: int) -> int | None:
+    """The first offset ``0 <= m < context_length`` with ``sum_i cos(m theta_i) < 0``, or None."""
+    start, chunk = 0, _FIRST_CHUNK  # blocks that double: a bad base usually fails early
+    while start < context_length:
+        m = np.arange(start, min(context_length, start + chunk), dtype=np.float64)
+        neg = np.flatnonzero(np.cos(np.outer(m, theta)).sum(axis=1) < 0.0)
+        if neg.size:
+            return start + int(neg[0])
+        start, chunk = start + chunk, min(2 * chunk, _LAST_CHUNK)
+    return None
+
+
+def min_base_for_context(
+    context_length: object, d_head: int = 128, *, steps_per_decade: int = 200, start: float = 2.0
+) -> float | np.ndarray:
+    r"""The smallest base on a grid for which :math:`B(m) \ge 0` at every offset :math:`0 \le m < L`.
+
+    The grid is :math:`b_j = 10^{j/\texttt{steps\_per\_decade}}` for :math:`b_j \ge`
+    ``start`` (200 steps per decade: neighbouring bases differ by 1.16 %); the bases are
+    tried from small to large and the first one whose :math:`B` (see
+    :func:`long_term_similarity`) stays non-negative on ``0 .. L - 1`` is returned. The scan
+    cannot be replaced by a bisection: the set of good bases is not an interval (a base
+    somewhat above the result can fail again).
+
+    ``context_length`` :math:`L` a positive integer at most 2**22, or a 1-D sequence of them
+    (one sweep of the grid serves them all; the result is then a float64 array in the same
+    order); ``d_head`` a positive even integer, ``steps_per_decade`` a positive integer,
+    ``start > 1``.
+    """
+    scalar = isinstance(context_length, numbers.Integral) and not isinstance(context_length, (bool, np.bool_))
+    items = [context_length] if scalar else list(np.asarray(context_length, dtype=object).ravel())
+    if not items:
+        raise ValueError("context_length must hold at least one length")
+    lengths = [check_positive_int(v, "context_length", 2**22, "2**22") for v in items]
+    d = check_width(d_head, "d_head")
+    steps = check_positive_int(steps_per_decade, "steps_per_decade", 10_000)
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Real):
+        raise TypeError(f"start must be a real number greater than 1, got {start!r}")
+    if not math.isfinite(float(start)) or float(start) <= 1.0:
+        raise ValueError(f"start must be a finite number greater than 1, got {start}")
+    longest = max(lengths)
+    found: dict[int, float] = {}
+    j = math.ceil(steps * math.log10(float(start)) - 1e-9)
+    while len(found) < len(set(lengths)):
+        b = 10.0 ** (j / steps)
+        if b > 1e300:  # unreachable for the allowed lengths; a guard against an endless loop
+            raise ValueError(f"no base up to 1e300 keeps B(m) >= 0 for m < {longest}")
+        theta = np.power(b, -np.arange(0, d, 2, dtype=np.float64) / d)
+        first = _first_negative(theta, longest)
+        reach = longest if first is None else first  # B >= 0 on 0 .. reach - 1
+        for length in set(lengths) - set(found):
+            if length <= reach:
+                found[length] = b
+        j += 1
+    if scalar:
+        return found[lengths[0]]
+    return np.array([found[length] for length in lengths], dtype=np.float64)
+
+
+def critical_dimension(d_head: int, base: float, train_length: float) -> int:
+    r"""Liu et al.'s critical dimension :math:`d_{extra} = 2\lceil (d/2)\log_{\mathrm{base}}(T/2\pi)\rceil`.
+
+    Twice the number of pairs whose period :math:`2\pi\,\mathrm{base}^{2i/d}` is shorter
+    than the training length :math:`T`, i.e. the pairs that turn through at least one full
+    circle during training, clipped to ``0 .. d_head``. Counted directly from the periods
+    (a pair whose period equals :math:`T` exactly is not counted, as in the ceiling).
+    ``d_head`` a positive even integer, ``base > 1``, ``train_length`` a positive finite
+    number.
+    """
+    d = check_width(d_head, "d_head")
+    base = check_base(base)
+    if isinstance(train_length, (bool, np.bool_)) or not isinstance(train_length, numbers.Real):
+        raise TypeError(f"train_length must be a positive number, got {train_length!r}")
+    t = float(train_length)
+    if not math.isfinite(t) or t <= 0.0:
+        raise ValueError(f"train_length must be a finite positive number, got {train_length}")
+    periods = 2.0 * math.pi / frequencies(d, base)
+    return 2 * int(np.count_nonzero(periods < t))
+
+
+def p_rope_frequencies(d_head: int, p: float, *, base: float = 10000.0) -> np.ndarray:
+    r"""p-RoPE's frequencies: RoPE's :math:`\theta_i` for the fastest pairs, 0 for the others.
+
+    The fastest :math:`\lfloor p\,d/2\rfloor` pairs are kept: :math:`p = 1` is RoPE,
+    :math:`p = 0` no rotation at all (NoPE). The kept pairs keep the
+    frequencies of the full head (they are not respaced); a pair with frequency 0 is never
+    turned, so its contribution to the score does not depend on position. Use the result
+    with :func:`~posenc.rope_nd.apply_rope_nd` (one axis). ``p`` a real number in [0, 1].
+    """
+    d = check_width(d_head, "d_head")
+    base = check_base(base)
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
+        raise TypeError(f"p must be a real number in [0, 1], got {p!r}")
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    theta = frequencies(d, base).copy()
+    theta[int(math.floor(float(p) * (d // 2) + 1e-12)) :] = 0.0
+    return theta
