@@ -26,7 +26,8 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11); chapter 19 (the executed FAQ)
+has :func:`check_layout_rows` and :func:`check_partial_rope` (module ``ch19_faq``).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
@@ -51,13 +52,16 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch19_faq import check_layout_rows, check_partial_rope
 
 __all__ = [
     "ExerciseError",
     "KNOWN_MISTAKES",
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
+    "check_layout_rows",
     "check_learned_backward",
+    "check_partial_rope",
     "check_relative_position_matrix",
     "check_rope",
     "check_sinusoidal_encoding",
