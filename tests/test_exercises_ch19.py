@@ -51,7 +51,9 @@ def rows_first_head(n_heads, d_head):
 # ---------------------------------------------------------------- partial rotary
 
 
-def partial_correct(x, positions, rotary_dim, base=10000.0, *, width=None, where="first", layout="half", keep=True):
+def partial_correct(
+    x, positions, rotary_dim, base=10000.0, *, width=None, where="first", layout="half", keep=True
+):
     x = np.asarray(x, dtype=np.float64)
     d, r = x.shape[-1], rotary_dim
     w = r if width is None else d
@@ -64,7 +66,11 @@ def partial_correct(x, positions, rotary_dim, base=10000.0, *, width=None, where
     else:
         a, b = p[..., 0::2], p[..., 1::2]
     first, second = a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang)
-    turned = np.concatenate([first, second], axis=-1) if layout == "half" else np.stack([first, second], -1).reshape(p.shape)
+    turned = (
+        np.concatenate([first, second], axis=-1)
+        if layout == "half"
+        else np.stack([first, second], -1).reshape(p.shape)
+    )
     if not keep:
         return turned
     out = x.copy()

@@ -62,8 +62,7 @@ _PARTIAL = _mistakes(
     ),
     interleaved=(
         "interleaved pairing (2i, 2i+1)",
-        "this exercise asks for the half layout: pair i is (i, i + rotary_dim/2) inside the rotated "
-        "block.",
+        "this exercise asks for the half layout: pair i is (i, i + rotary_dim/2) inside the rotated block.",
     ),
     whole_head=(
         "whole head rotated",
@@ -106,7 +105,9 @@ def check_layout_rows(fn: Callable) -> str:
         _Variant(("global_perm",), lambda c: rope_layout_permutation(c.args[0] * c.args[1])),
         _Variant(("inverse",), inverse),
         _Variant(("identity",), lambda c: np.arange(c.args[0] * c.args[1])),
-        _Variant(("first_head",), lambda c: _per_head(c.args[0], rope_layout_permutation(c.args[1]), range(1))),
+        _Variant(
+            ("first_head",), lambda c: _per_head(c.args[0], rope_layout_permutation(c.args[1]), range(1))
+        ),
     ]
     return _run(
         "check_layout_rows",
@@ -157,11 +158,12 @@ def _partial_variant(
 
 
 def check_partial_rope(fn: Callable) -> str:
-    r"""Check ``fn(x, positions, rotary_dim, base=10000.0)`` against ``apply_rope(..., rotary_dim=, layout="half")``.
+    r"""Check ``fn(x, positions, rotary_dim, base=10000.0)``: RoPE on the first ``rotary_dim`` channels.
 
     ``x`` has shape ``(..., L, d_head)``, ``positions`` is a 1-D float64 array of length
     ``L`` and ``rotary_dim`` an even number at most ``d_head``. The result is a float64
-    array of the shape of ``x``: channels ``0 .. rotary_dim-1`` are turned as a
+    array of the shape of ``x``, compared with ``apply_rope(x, positions, rotary_dim=r, layout="half")``:
+    channels ``0 .. rotary_dim-1`` are turned as a
     ``rotary_dim``-dimensional RoPE in the half layout (pair :math:`i` is
     :math:`(i, i + r/2)`, frequency :math:`\mathrm{base}^{-2i/r}`), the others are copied.
     Recognised mistakes: the full head's frequencies :math:`\mathrm{base}^{-2i/d}`, the last
