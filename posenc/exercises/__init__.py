@@ -34,14 +34,15 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_position_ids_from_mask`, :func:`check_packed_position_ids` and
 :func:`check_rerotate_keys` (position ids and re-rotated cache keys, chapter 17),
 :func:`check_kerple_bias` (KERPLE's log and power kernels, chapter 18) and
-:func:`check_fire_distances` (FIRE's normalised distances, chapter 18); the appendix on
+:func:`check_fire_distances` (FIRE's normalised distances, chapter 18),
+:func:`check_layout_rows` and :func:`check_partial_rope_half` (the executed FAQ, chapter 19); the appendix on
 real model configurations adds :func:`check_wavelengths` (RoPE wavelengths),
 :func:`check_yarn_ratio` (YaRN's per-pair ratio) and :func:`check_mpt_alibi_slopes` (MPT's
 ALiBi slopes).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch14_frequencies``, ``ch15_nope``,
-``ch17_inference``, ``ch18_bias``, ``chA_configs``) and they share
+``ch17_inference``, ``ch18_bias``, ``ch19_faq``, ``chA_configs``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -67,6 +68,7 @@ from .ch14_frequencies import check_critical_dimension, check_long_term_similari
 from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
 from .ch17_inference import check_packed_position_ids, check_position_ids_from_mask, check_rerotate_keys
 from .ch18_bias import check_fire_distances, check_kerple_bias
+from .ch19_faq import check_layout_rows, check_partial_rope_half
 from .chA_configs import check_mpt_alibi_slopes, check_wavelengths, check_yarn_ratio
 
 __all__ = [
@@ -79,12 +81,14 @@ __all__ = [
     "check_critical_dimension",
     "check_fire_distances",
     "check_kerple_bias",
+    "check_layout_rows",
     "check_learned_backward",
     "check_long_term_similarity",
     "check_mpt_alibi_slopes",
     "check_nope_layers",
     "check_packed_position_ids",
     "check_partial_rope",
+    "check_partial_rope_half",
     "check_position_ids_from_mask",
     "check_relative_position_matrix",
     "check_rerotate_keys",
