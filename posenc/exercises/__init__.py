@@ -25,11 +25,13 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_relative_position_matrix` (the shift matrix :math:`M_k`, chapter 4),
 :func:`check_learned_backward` (backward pass of a learned table, chapter 8),
 :func:`check_rope` (rotary embedding, interleaved or half layout, chapter 9),
-:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
-:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11).
+:func:`check_t5_bucket` (T5's relative-position buckets, chapter 10),
+:func:`check_alibi_slopes` (ALiBi head slopes, chapter 11), and
+:func:`check_axial_frequencies`, :func:`check_mrope_positions` and
+:func:`check_mrope_channel_axes` (axial RoPE and Qwen2-VL's M-RoPE, chapter 16).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
-``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``) and they share
+``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch16_rope_nd``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -51,13 +53,17 @@ from .ch08_learned import check_learned_backward
 from .ch09_rope import check_rope
 from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
+from .ch16_rope_nd import check_axial_frequencies, check_mrope_channel_axes, check_mrope_positions
 
 __all__ = [
     "ExerciseError",
     "KNOWN_MISTAKES",
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
+    "check_axial_frequencies",
     "check_learned_backward",
+    "check_mrope_channel_axes",
+    "check_mrope_positions",
     "check_relative_position_matrix",
     "check_rope",
     "check_sinusoidal_encoding",
