@@ -160,7 +160,11 @@ def channel_axes(sections, d_head, *, mistake=None):
 
 def test_channel_axes_qwen2_vl():
     axes = channel_axes([16, 24, 24], 128)
-    assert axes[:16].tolist() == [0] * 16 and axes[16:40].tolist() == [1] * 24 and axes[40:64].tolist() == [2] * 24
+    assert (
+        axes[:16].tolist() == [0] * 16
+        and axes[16:40].tolist() == [1] * 24
+        and axes[40:64].tolist() == [2] * 24
+    )
     assert np.array_equal(axes[64:], axes[:64])
 
 
@@ -189,7 +193,9 @@ def test_channel_axes_half_only_is_a_wrong_shape():
     assert info.value.mistake == "wrong shape"
 
 
-@pytest.mark.parametrize("name", ["check_axial_frequencies", "check_mrope_positions", "check_mrope_channel_axes"])
+@pytest.mark.parametrize(
+    "name", ["check_axial_frequencies", "check_mrope_positions", "check_mrope_channel_axes"]
+)
 def test_not_implemented_propagates(name):
     def stub(*args, **kwargs):
         raise NotImplementedError("not yet implemented")
