@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from test_exercises_ch16 import CORRECT_CH16, INT_CHECKERS_CH16, MISTAKE_EXAMPLES_CH16
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -25,6 +26,7 @@ CHECKERS = (
     "check_rope",
     "check_t5_bucket",
     "check_alibi_slopes",
+    *CORRECT_CH16,
 )
 
 # --------------------------------------------------------------------------------------
@@ -658,6 +660,7 @@ MISTAKE_EXAMPLES = {
     ),
     ("check_alibi_slopes", "even-numbered (duplicate) slopes appended"): slopes_duplicates,
     ("check_alibi_slopes", "off by one: h starts at 0 (first slope 1)"): slopes_off_by_one,
+    **MISTAKE_EXAMPLES_CH16,
 }
 STATEFUL = {make_backward_accumulating}
 
@@ -698,6 +701,7 @@ CORRECT = {
     "check_rope": rope,
     "check_t5_bucket": t5_exact,
     "check_alibi_slopes": slopes_correct,
+    **CORRECT_CH16,
 }
 
 
@@ -800,7 +804,7 @@ def test_a_missing_row(checker):
     assert got == (expected[0] - 1, *expected[1:])
 
 
-FLOAT_CHECKERS = [c for c in CHECKERS if c != "check_t5_bucket"]
+FLOAT_CHECKERS = [c for c in CHECKERS if c != "check_t5_bucket" and c not in INT_CHECKERS_CH16]
 
 
 @pytest.mark.parametrize("checker", FLOAT_CHECKERS)

@@ -120,7 +120,7 @@ def test_mrope_ids_correct():
     ("mistake", "words"),
     [
         ("count", "token count"),
-        ("no_plus_one", "largest id, not the largest id + 1"),
+        ("no_plus_one", "largest id instead of one past it"),
         ("grid_from_zero", "not offset by the start"),
         ("hw_swap", "height and width ids swapped"),
     ],
@@ -149,7 +149,7 @@ def channel_axes(sections, d_head, *, mistake=None):
     out = np.empty(d_head, dtype=np.int64)
     for c in range(d_head):
         j = c // 2 if mistake == "interleaved" else c % half
-        axis = int(np.searchsorted(bounds, j, side="right"))
+        axis = int(np.searchsorted(bounds, j, side="left" if mistake == "boundary" else "right"))
         if mistake == "cut_index" and c >= half:
             axis += 3
         if mistake == "reversed_axes":
@@ -177,6 +177,7 @@ def test_channel_axes_correct():
     [
         ("interleaved", "interleaved layout's pairing"),
         ("cut_index", "instead of i mod 3"),
+        ("boundary", "off by one at the section boundaries"),
         ("reversed_axes", "width, height, temporal"),
     ],
 )
@@ -207,3 +208,52 @@ def test_not_implemented_propagates(name):
 def test_not_a_function_is_a_type_error():
     with pytest.raises(TypeError, match="fn must be your function"):
         ex.check_mrope_positions([1, 2, 3])
+
+
+# --------------------------------------------------------------------------------------
+# for the shared checker suite of tests/test_exercises.py (robustness, every mistake named)
+# --------------------------------------------------------------------------------------
+
+CORRECT_CH16 = {
+    "check_axial_frequencies": axial,
+    "check_mrope_positions": mrope_ids,
+    "check_mrope_channel_axes": channel_axes,
+}
+INT_CHECKERS_CH16 = ("check_mrope_positions", "check_mrope_channel_axes")
+MISTAKE_EXAMPLES_CH16 = {
+    ("check_axial_frequencies", "frequencies of a d_head-dimensional RoPE"): (
+        lambda d, n=2, base=10000.0: axial(d, n, base, mistake="full_head")
+    ),
+    ("check_axial_frequencies", "first frequencies of a d_head-dimensional RoPE in every block"): (
+        lambda d, n=2, base=10000.0: axial(d, n, base, mistake="full_head_first")
+    ),
+    ("check_axial_frequencies", "axes alternate pair by pair instead of consecutive blocks"): (
+        lambda d, n=2, base=10000.0: axial(d, n, base, mistake="alternate")
+    ),
+    ("check_axial_frequencies", "missing factor 2 in the exponent 2i/d"): (
+        lambda d, n=2, base=10000.0: axial(d, n, base, mistake="missing_2")
+    ),
+    ("check_axial_frequencies", "base argument ignored"): (
+        lambda d, n=2, base=10000.0: axial(d, n, base, mistake="base_ignored")
+    ),
+    ("check_mrope_positions", "ids continue from the token count"): lambda s: mrope_ids(s, mistake="count"),
+    ("check_mrope_positions", "next segment starts at the largest id instead of one past it"): (
+        lambda s: mrope_ids(s, mistake="no_plus_one")
+    ),
+    ("check_mrope_positions", "grid ids not offset by the start"): lambda s: mrope_ids(
+        s, mistake="grid_from_zero"
+    ),
+    ("check_mrope_positions", "height and width ids swapped"): lambda s: mrope_ids(s, mistake="hw_swap"),
+    ("check_mrope_channel_axes", "sections doubled and cut once (the interleaved layout's pairing)"): (
+        lambda s, d: channel_axes(s, d, mistake="interleaved")
+    ),
+    ("check_mrope_channel_axes", "cut i of mrope_section*2 taken from axis i instead of i mod 3"): (
+        lambda s, d: channel_axes(s, d, mistake="cut_index")
+    ),
+    ("check_mrope_channel_axes", "off by one at the section boundaries"): (
+        lambda s, d: channel_axes(s, d, mistake="boundary")
+    ),
+    ("check_mrope_channel_axes", "sections in the order width, height, temporal"): (
+        lambda s, d: channel_axes(s, d, mistake="reversed_axes")
+    ),
+}

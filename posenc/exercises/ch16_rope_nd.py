@@ -128,7 +128,7 @@ _MROPE_IDS = _mistakes(
         "of t*h*w tokens advances the ids by max(t, h, w) only, which is what keeps M-RoPE's ids small.",
     ),
     no_plus_one=(
-        "next segment starts at the largest id, not the largest id + 1",
+        "next segment starts at the largest id instead of one past it",
         "the first token after a segment must not share an id with its last token: start at max + 1.",
     ),
     grid_from_zero=(
@@ -224,6 +224,12 @@ _MROPE_AXES = _mistakes(
         "the cos/sin tables are cut at mrope_section * 2 = [s_t, s_h, s_w, s_t, s_h, s_w] channels and "
         "cut i comes from axis i mod 3: there are only three axes.",
     ),
+    boundary=(
+        "off by one at the section boundaries",
+        "pair j turns with the temporal id for j < s_t, with the height id for s_t <= j < s_t + s_h: pair "
+        "s_t is the first pair of the height section, not the last of the temporal one (in numpy, "
+        "np.searchsorted(np.cumsum(mrope_section), j, side='right')).",
+    ),
     reversed_axes=(
         "sections in the order width, height, temporal",
         "the first s_t pairs turn with the temporal id, the next s_h with the height id, the last s_w "
@@ -241,6 +247,9 @@ def _axes_variant(sections: list[int], d: int, kind: str) -> np.ndarray:
         return np.repeat(np.arange(3, dtype=np.int64), [2 * s for s in sections])
     if kind == "cut_index":
         return np.repeat(np.arange(6, dtype=np.int64), sections * 2)
+    if kind == "boundary":
+        pairs = np.searchsorted(np.cumsum(sections), np.arange(d // 2), side="left")
+        return np.tile(np.minimum(pairs, 2).astype(np.int64), 2)
     return np.tile(2 - _pair_axes(sections), 2)  # reversed_axes
 
 
@@ -255,7 +264,8 @@ def check_mrope_channel_axes(fn: Callable) -> str:
 
     Recognised mistakes: the sections doubled and cut once (the interleaved layout's
     pairing), cut :math:`i` of ``mrope_section * 2`` taken from axis :math:`i` instead of
-    :math:`i \bmod 3`, the sections in reversed axis order.
+    :math:`i \bmod 3`, an off-by-one at the section boundaries, the sections in reversed
+    axis order.
     """
     specs = [([16, 24, 24], 128), ([2, 3, 3], 16), ([1, 1, 1], 6), ([4, 2, 2], 16), ([1, 3, 4], 16)]
     specs += [([8, 12, 12], 64), ([3, 1, 2], 12)]
@@ -273,7 +283,7 @@ def check_mrope_channel_axes(fn: Callable) -> str:
     def v(kind: str) -> Callable[[_Case], np.ndarray]:
         return lambda case: _axes_variant(case.args[0], case.args[1], kind)
 
-    variants = [_Variant((key,), v(key)) for key in ("interleaved", "cut_index", "reversed_axes")]
+    variants = [_Variant((key,), v(key)) for key in ("interleaved", "cut_index", "boundary", "reversed_axes")]
     return _run(
         "check_mrope_channel_axes",
         "your channel-to-axis table",
