@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_exercises_ch16 import CORRECT_CH16, INT_CHECKERS_CH16, MISTAKE_EXAMPLES_CH16
 from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
 
 import posenc.exercises as ex
@@ -27,6 +28,7 @@ CHECKERS = (
     "check_rope",
     "check_t5_bucket",
     "check_alibi_slopes",
+    *CORRECT_CH16,
     *CHA_CORRECT,
 )
 
@@ -661,6 +663,7 @@ MISTAKE_EXAMPLES = {
     ),
     ("check_alibi_slopes", "even-numbered (duplicate) slopes appended"): slopes_duplicates,
     ("check_alibi_slopes", "off by one: h starts at 0 (first slope 1)"): slopes_off_by_one,
+    **MISTAKE_EXAMPLES_CH16,
     **CHA_MISTAKES,
 }
 STATEFUL = {make_backward_accumulating}
@@ -711,6 +714,7 @@ CORRECT = {
     "check_rope": rope,
     "check_t5_bucket": t5_exact,
     "check_alibi_slopes": slopes_correct,
+    **CORRECT_CH16,
     **CHA_CORRECT,
 }
 
@@ -814,7 +818,7 @@ def test_a_missing_row(checker):
     assert got == (expected[0] - 1, *expected[1:])
 
 
-FLOAT_CHECKERS = [c for c in CHECKERS if c != "check_t5_bucket"]
+FLOAT_CHECKERS = [c for c in CHECKERS if c != "check_t5_bucket" and c not in INT_CHECKERS_CH16]
 
 
 @pytest.mark.parametrize("checker", FLOAT_CHECKERS)

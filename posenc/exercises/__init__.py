@@ -31,6 +31,8 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_critical_dimension` (RoPE's frequencies at work, chapter 14),
 :func:`check_causal_prefix_mean`, :func:`check_attention_temperature` and
 :func:`check_nope_layers` (position without an encoding, chapter 15),
+:func:`check_axial_frequencies`, :func:`check_mrope_positions` and
+:func:`check_mrope_channel_axes` (axial RoPE and Qwen2-VL's M-RoPE, chapter 16),
 :func:`check_position_ids_from_mask`, :func:`check_packed_position_ids` and
 :func:`check_rerotate_keys` (position ids and re-rotated cache keys, chapter 17),
 :func:`check_kerple_bias` (KERPLE's log and power kernels, chapter 18) and
@@ -42,7 +44,7 @@ ALiBi slopes).
 
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch14_frequencies``, ``ch15_nope``,
-``ch17_inference``, ``ch18_bias``, ``ch19_faq``, ``chA_configs``) and they share
+``ch16_rope_nd``, ``ch17_inference``, ``ch18_bias``, ``ch19_faq``, ``chA_configs``) and they share
 ``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
 and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
 
@@ -66,6 +68,7 @@ from .ch10_relative import check_t5_bucket
 from .ch11_alibi import check_alibi_slopes
 from .ch14_frequencies import check_critical_dimension, check_long_term_similarity, check_partial_rope
 from .ch15_nope import check_attention_temperature, check_causal_prefix_mean, check_nope_layers
+from .ch16_rope_nd import check_axial_frequencies, check_mrope_channel_axes, check_mrope_positions
 from .ch17_inference import check_packed_position_ids, check_position_ids_from_mask, check_rerotate_keys
 from .ch18_bias import check_fire_distances, check_kerple_bias
 from .ch19_faq import check_layout_rows, check_partial_rope_half
@@ -77,6 +80,7 @@ __all__ = [
     "RESULT_PROBLEMS",
     "check_alibi_slopes",
     "check_attention_temperature",
+    "check_axial_frequencies",
     "check_causal_prefix_mean",
     "check_critical_dimension",
     "check_fire_distances",
@@ -85,6 +89,8 @@ __all__ = [
     "check_learned_backward",
     "check_long_term_similarity",
     "check_mpt_alibi_slopes",
+    "check_mrope_channel_axes",
+    "check_mrope_positions",
     "check_nope_layers",
     "check_packed_position_ids",
     "check_partial_rope",
