@@ -2,9 +2,10 @@
 
 The arrows are not typed by hand: they are read from each chapter's Overview, from the
 paragraph that starts "You need" (every "chapter N" or "chapters N and M" named there is an
-arrow N -> this chapter). The figure goes to ``_static/reading_map.png`` with the list of
-arrows in its PNG metadata (key ``edges``), so that a test can check that the picture in
-the preface still matches what the chapters say (``tests/test_book.py``).
+arrow N -> this chapter); an arrow that a longer path already implies is left out.
+The figure goes to ``_static/reading_map.png`` with the list of arrows in its PNG metadata
+(key ``edges``), so that a test can check that the picture in the preface still matches
+what the chapters say (``tests/test_book.py``).
 
 Usage: .venv/bin/python scripts/reading_map.py   (after a chapter's "You need" changes)
 """
@@ -59,6 +60,29 @@ def edges() -> list[tuple[str, str]]:
     return sorted(found, key=lambda e: (int(e[1]) if e[1].isdigit() else 99, e[0]))
 
 
+def reduced(graph: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The arrows not implied by a longer path (the transitive reduction): what the map draws.
+
+    If chapter c needs b and b needs a, an arrow a -> c says nothing the path a -> b -> c
+    does not already say; leaving it out keeps the map readable.
+    """
+    succ: dict[str, set[str]] = {}
+    for a, b in graph:
+        succ.setdefault(a, set()).add(b)
+
+    def reachable(start: str, skip: tuple[str, str]) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            for nxt in succ.get(node, ()):
+                if (node, nxt) != skip and nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    return [(a, b) for a, b in graph if b not in reachable(a, skip=(a, b))]
+
+
 def title(stem: str) -> str:
     nb = nbformat.read(ROOT / "chapters" / f"{stem}.ipynb", as_version=4)
     for cell in nb.cells:
@@ -102,7 +126,7 @@ def draw(path: Path = OUT) -> list[tuple[str, str]]:
             label = title(stem)
             label = label if len(label) <= 30 else label[:28] + "…"
             ax.text(x, y, label, ha="center", va="center", fontsize=7.5, zorder=3)
-    graph = edges()
+    graph = reduced(edges())
     for a, b in graph:
         (x0, y0), (x1, y1) = where[a], where[b]
         if x0 != x1:  # to the next part: right edge to left edge
