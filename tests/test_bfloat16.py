@@ -44,7 +44,8 @@ def exact_bfloat16(value: float) -> float:
         r = low if (low / spacing) % 2 == 0 else high
     if r > BF16_MAX:
         return sign * math.inf
-    return float(sign * r)
+    # A negative value that rounds to zero gives -0.0 (IEEE keeps the sign; a Fraction has none).
+    return math.copysign(float(r), sign)
 
 
 def check(values: np.ndarray) -> None:

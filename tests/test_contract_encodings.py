@@ -421,10 +421,9 @@ def test_t5_thresholds_are_the_smallest_distances_of_each_bucket(nb, md, bidirec
     assert got.tolist() == expected
 
 
-def test_t5_thresholds_at_the_size_limits_are_exact_and_fast():
-    start = time.perf_counter()
+def test_t5_thresholds_at_the_size_limits_are_exact():
+    # (its speed is measured by scripts/bench.py, not here: a timed test fails on a busy machine)
     got = posenc.t5_bucket_thresholds(bidirectional=False, num_buckets=2**11, max_distance=LIMIT)
-    assert time.perf_counter() - start < 5.0
     m, s = 2**10, 2**10
     for t in (1, 7, 500, s - 1):  # spot checks of the defining inequality with Python integers
         n = int(got[m + t])
