@@ -15,8 +15,9 @@ In the layers listed in ``rope_layers`` the queries and keys are turned by RoPE
 (:func:`~posenc.rope.apply_rope`, positions ``0..L-1``) before the scores: a mixed stack.
 
 :func:`fit_linear_probe` fits :math:`\hat y = F w + c` by least squares (with an optional
-ridge penalty on :math:`w`), the probe with which Haviv et al. (2022) read positions out of
-the hidden states of language models trained without positional encoding.
+ridge penalty on :math:`w`): a linear stand-in for the probes with which Haviv et al.
+(2022) read positions out of the hidden states of language models trained without
+positional encoding.
 """
 
 from __future__ import annotations
