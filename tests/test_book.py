@@ -73,3 +73,12 @@ def test_reading_map_matches_the_chapters():
     expected = reading_map.reduced(reading_map.edges())
     assert drawn == expected, "run scripts/reading_map.py: the chapters' prerequisites changed"
     assert "_static/reading_map.png" in (ROOT / "intro.md").read_text()
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_title_has_no_quote_marks(path: Path):
+    """sphinx-proof labels a theorem in LaTeX by finding the section whose name is the page
+    title; Sphinx turns a ' in the title into a typographic quote, the two no longer match,
+    and every theorem of the chapter prints as "??" in the PDF's proof index."""
+    title = re.search(r"^# (.+)$", markdown_of(path), flags=re.M).group(1)
+    assert not re.search("['\"\u2018\u2019\u201c\u201d]", title), title

@@ -53,6 +53,8 @@ def _chapter_titles() -> list[str]:
 
 
 def _squash(s: str) -> str:
+    """Whitespace runs made one space, typographic quotes made straight (LaTeX curls them)."""
+    s = s.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     return re.sub(r"\s+", " ", s)
 
 

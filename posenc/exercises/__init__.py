@@ -28,7 +28,7 @@ Checkers: :func:`check_sinusoidal_encoding` (the sinusoidal table, chapter 3),
 :func:`check_t5_bucket` (T5's relative-position buckets, chapter 10) and
 :func:`check_alibi_slopes` (ALiBi head slopes, chapter 11). Part V adds
 :func:`check_partial_rope`, :func:`check_long_term_similarity` and
-:func:`check_critical_dimension` (RoPE's frequencies at work, chapter 14),
+:func:`check_critical_dimension` (RoPE frequencies at work, chapter 14),
 :func:`check_causal_prefix_mean`, :func:`check_attention_temperature` and
 :func:`check_nope_layers` (position without an encoding, chapter 15),
 :func:`check_axial_frequencies`, :func:`check_mrope_positions` and

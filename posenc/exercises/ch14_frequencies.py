@@ -1,4 +1,4 @@
-r"""The checkers of chapter 14's exercises: RoPE's frequencies at work.
+r"""The checkers of chapter 14's exercises: RoPE frequencies at work.
 
 :func:`check_partial_rope` checks a partial rotary embedding ``fn(x, positions,
 rotary_dim, base=10000.0)`` (interleaved pairs inside the first ``rotary_dim`` channels)
