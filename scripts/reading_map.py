@@ -1,8 +1,9 @@
 """Draw the preface's reading map: the parts, their chapters, and which chapter needs which.
 
 The arrows are not typed by hand: they are read from each chapter's Overview, from the
-paragraph that starts "You need" (every "chapter N" or "chapters N and M" named there is an
-arrow N -> this chapter); an arrow that a longer path already implies is left out.
+paragraph that starts "You need" (every chapter named or linked there, "chapter N",
+"chapters N and M" or a {ref} to the label ``ch-NN``, is an arrow N -> this chapter); an
+arrow that a longer path already implies is left out.
 The figure goes to ``_static/reading_map.png`` with the list of arrows in its PNG metadata
 (key ``edges``), so that a test can check that the picture in the preface still matches
 what the chapters say (``tests/test_book.py``).
@@ -47,7 +48,8 @@ def needs(stem: str) -> set[str]:
     overview = next(c.source for c in nb.cells if c.cell_type == "markdown" and "You need" in c.source)
     paragraph = NEED.search(overview).group(1)
     named = {n for group in CHAPTER_LIST.findall(paragraph) for n in re.findall(r"\d+", group)}
-    return named - {chapter_number(stem)}
+    linked = {n.lstrip("0") for n in re.findall(r"<ch-(\w+)>`", paragraph)}  # {ref}`... <ch-NN>`
+    return (named | linked) - {chapter_number(stem)}
 
 
 def edges() -> list[tuple[str, str]]:
