@@ -103,14 +103,15 @@ test-build: $(STAMP)
 	$(BIN)/python scripts/config_stored_outputs.py _build/config-stored-outputs.yml
 	$(BIN)/jupyter-book build . --all -W -n --keep-going --config _build/config-stored-outputs.yml
 
-# Skips, and says so, on a machine without Debian's chromium and chromium-driver. The
+# Skips, and says so, on a machine without Debian's chromium and chromium-driver. Two
+# workers, each with its own browser: the axe-core audit takes seconds per chapter. The
 # accessibility audit injects axe-core, pinned in tests/browser/package-lock.json and
 # installed here from the npm registry (skipped, and said so, where npm is missing).
 AXE_JS := tests/browser/node_modules/axe-core/axe.min.js
 test-browser: $(STAMP)
 	if [ ! -f $(AXE_JS) ] && command -v npm >/dev/null; then \
 	  npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error; fi
-	$(BIN)/pytest tests/browser -rs
+	$(BIN)/pytest -n 2 tests/browser -rs
 
 test-student: student
 	test -d _build/student/html
