@@ -99,6 +99,28 @@ def _rotate_interleaved(x: np.ndarray, positions: np.ndarray, theta: np.ndarray)
     return out
 
 
+def partial_rope_cases(specs: list, rng: np.random.Generator, *, layout: str) -> list[_Case]:
+    """Cases ``(x, positions, rotary_dim)`` with kwarg ``base`` for a partial-rotary checker.
+
+    ``specs`` holds ``(shape of x, rotary_dim, positions, base)``; ``x`` is drawn from ``rng``
+    and the expected result is :func:`~posenc.rope.apply_rope` with ``rotary_dim`` and ``layout``.
+    """
+    cases = []
+    for shape, r, positions, base in specs:
+        x = rng.standard_normal(shape)
+        cases.append(
+            _Case(
+                (x, positions.copy(), r),
+                {"base": base},
+                apply_rope(x, positions, base=base, layout=layout, rotary_dim=r),
+                1e-9,
+                f"x of shape {shape}, rotary_dim={r}, positions={np.array2string(positions, precision=1)}, "
+                f"base={base:g}",
+            )
+        )
+    return cases
+
+
 def check_partial_rope(fn: Callable) -> str:
     r"""Check ``fn(x, positions, rotary_dim, base=10000.0)``, a partial rotary embedding.
 
@@ -115,7 +137,6 @@ def check_partial_rope(fn: Callable) -> str:
     """
     _check_fn("check_partial_rope", fn)
     rng = np.random.default_rng(14)
-    cases = []
     specs = [
         ((6, 8), 4, np.arange(6.0), 10000.0),
         ((5, 16), 4, np.arange(5.0) + 3, 10000.0),
@@ -125,18 +146,7 @@ def check_partial_rope(fn: Callable) -> str:
         ((2, 3, 64), 16, np.array([7.0, 300.0, 4000.0]), 500.0),
         ((4, 16), 16, np.arange(4.0), 10000.0),  # rotary_dim = d_head: plain RoPE
     ]
-    for shape, r, positions, base in specs:
-        x = rng.standard_normal(shape)
-        cases.append(
-            _Case(
-                (x, positions.copy(), r),
-                {"base": base},
-                apply_rope(x, positions, base=base, rotary_dim=r),
-                1e-9,
-                f"x of shape {shape}, rotary_dim={r}, positions={np.array2string(positions, precision=1)}, "
-                f"base={base:g}",
-            )
-        )
+    cases = partial_rope_cases(specs, rng, layout="interleaved")
 
     def variant(kind: str) -> Callable[[_Case], np.ndarray]:
         def compute(case: _Case) -> np.ndarray:

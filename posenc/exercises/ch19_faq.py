@@ -21,6 +21,7 @@ import numpy as np
 from ..rope import apply_rope, rope_layout_permutation
 from ..sinusoidal import frequencies
 from ._runner import _Case, _check_fn, _mistakes, _run, _Variant
+from .ch14_frequencies import partial_rope_cases
 
 _ROWS = _mistakes(
     "check_layout_rows",
@@ -181,18 +182,7 @@ def check_partial_rope_half(fn: Callable) -> str:
         ((3, 4, 64), 16, np.array([3.0, 1.0, 4.0, 1.5]), 500.0),
         ((5, 12), 12, rng.uniform(-50, 50, size=5), 10000.0),  # rotary_dim = d_head: plain RoPE
     ]
-    cases = []
-    for shape, r, positions, base in specs:
-        x = rng.standard_normal(shape)
-        cases.append(
-            _Case(
-                (x, positions.copy(), r),
-                {"base": base},
-                apply_rope(x, positions, base=base, layout="half", rotary_dim=r),
-                1e-9,
-                f"x of shape {shape}, rotary_dim={r}, base={base:g}",
-            )
-        )
+    cases = partial_rope_cases(specs, rng, layout="half")
 
     def v(**kw):
         def compute(case: _Case) -> np.ndarray:
