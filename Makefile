@@ -54,10 +54,13 @@ $(READER_STAMP): requirements.txt pyproject.toml
 ## builder, from the stored outputs that nbval verifies; exercise solutions left out).
 ## Needs Debian's texlive-xetex, texlive-latex-recommended, texlive-latex-extra,
 ## texlive-fonts-recommended, latexmk, xindy and fonts-freefont-otf (.ci/run installs them).
+## Where the site has been built, the PDF is also copied beside its front page
+## (_build/html/book.pdf), which the preface links to.
 pdf: $(STAMP)
 	rm -rf _build/latex
 	$(BIN)/python scripts/config_stored_outputs.py $(PDF_CONFIG)
 	$(BIN)/jupyter-book build . --all --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
+	if [ -d _build/html ]; then cp _build/latex/book.pdf _build/html/book.pdf; fi
 	@echo "PDF: _build/latex/book.pdf"
 
 # Builds the PDF where XeLaTeX is installed and reads it back (tests/test_pdf.py); without
@@ -66,9 +69,12 @@ test-pdf: $(STAMP)
 	if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) pdf; fi
 	$(BIN)/pytest tests/test_pdf.py -rs
 
-## book: build the HTML site into _build/html (executes every chapter)
+## book: build the HTML site into _build/html (executes every chapter), then, where XeLaTeX
+## is installed, the PDF edition, which the site offers for download (_build/html/book.pdf)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
+	if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) --no-print-directory pdf; \
+	else echo "note: the PDF edition was not built (it needs XeLaTeX and latexmk: see README)"; fi
 	@echo "open _build/html/index.html"
 
 ## test: the environment, then lint, unit + property tests, nbval (strict) over every
@@ -144,6 +150,8 @@ student: $(STAMP)
 	$(BIN)/jupyter-book build _build/student --all -W -n --keep-going
 	rm -rf _build/student/html
 	mv _build/student/_build/html _build/student/html
+	# the PDF edition (which holds no solutions) beside the front page, where it has been built
+	if [ -f _build/latex/book.pdf ]; then cp _build/latex/book.pdf _build/student/html/book.pdf; fi
 	@echo "open _build/student/html/index.html"
 
 ## colab-cell: rewrite every chapter's hidden Colab set-up cell from repository.url and

@@ -90,3 +90,18 @@ def test_figures_are_embedded_and_the_page_count_is_sane():
     assert len(images) >= 40
     pages = int(re.search(r"^Pages:\s+(\d+)", _run("pdfinfo", str(PDF)), flags=re.M).group(1))
     assert 150 <= pages <= 1000, pages
+
+
+def test_the_site_offers_the_pdf_for_download():
+    """The preface links book.pdf, and `make pdf` puts the very file beside the built site."""
+    intro = (ROOT / "intro.md").read_text()
+    assert re.search(r'<a href="book\.pdf"[^>]*>[^<]*PDF', intro), "the preface does not link book.pdf"
+    site = ROOT / "_build" / "html"
+    if not (site / "intro.html").is_file():
+        pytest.skip("no built site in _build/html: the copy beside it is checked after a site build")
+    page = (site / "intro.html").read_text()
+    hrefs = re.findall(r'<a href="([^"]+\.pdf)"', page)
+    assert hrefs == ["book.pdf"], hrefs
+    offered = site / hrefs[0]
+    assert offered.is_file(), "the built site links book.pdf but make pdf did not copy it there"
+    assert offered.read_bytes() == PDF.read_bytes()
