@@ -25,11 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     check_bool,
     check_choice,
-    check_positive_int,
+    check_length,
     check_query_key_lengths,
     check_size,
 )
@@ -61,7 +59,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     Raises ``TypeError`` if ``n_heads`` is not an ``int`` (bools refused) and
     ``ValueError`` if it is not positive or exceeds 2**28.
     """
-    n = check_positive_int(n_heads, "n_heads", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    n = check_length(n_heads, "n_heads")
     lower = 1 << (n.bit_length() - 1)  # largest power of two <= n
     slopes = _geometric_slopes(lower)
     if lower == n:

@@ -31,8 +31,6 @@ from functools import lru_cache
 import numpy as np
 
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     MAX_POSITION,
     MAX_POSITION_TEXT,
     as_integer_array,
@@ -40,6 +38,7 @@ from ._validation import (
     check_bool,
     check_finite_result,
     check_int,
+    check_length,
     check_offset_int,
     check_positive_int,
     check_size,
@@ -243,8 +242,8 @@ def t5_bias(
         raise ValueError(
             f"bucket_table must have num_buckets={num_buckets} rows (one per bucket), got shape {table.shape}"
         )
-    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    q_len = check_length(q_len, "q_len")
+    k_len = check_length(k_len, "k_len")
     if query_offset is None:
         query_offset = k_len - q_len
     query_offset = check_offset_int(query_offset, "query_offset")
@@ -272,8 +271,8 @@ def shaw_relative_positions(
     ``max_relative_position`` an ``int`` in ``0 .. 2**53``; ``query_offset`` an ``int``
     with ``|query_offset| <= 2**53``. Bools are refused; every error names the argument.
     """
-    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    q_len = check_length(q_len, "q_len")
+    k_len = check_length(k_len, "k_len")
     K = check_int(max_relative_position, "max_relative_position", 0, MAX_POSITION, MAX_POSITION_TEXT)
     query_offset = check_offset_int(query_offset, "query_offset")
     check_size((q_len, k_len), "the index matrix (q_len, k_len)")
