@@ -8,6 +8,7 @@ silently wrong array or a NaN.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -93,11 +94,101 @@ def check_int(
     return value
 
 
+def check_length(value: object, name: str) -> int:
+    """A length or count of array entries: a positive integer at most ``MAX_ELEMENTS`` (2**28).
+
+    Returns ``value`` as an ``int``. Bools, floats (even ``3.0``), strings and other
+    non-integers raise ``TypeError``; zero, negative values and values above 2**28 raise
+    ``ValueError``; both messages name ``name``.
+    """
+    return check_positive_int(value, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+
+
+def check_query_key_lengths(q_len: object, k_len: object = None) -> tuple[int, int]:
+    """``(q_len, k_len)`` as ``int`` for queries that are the last ``q_len`` of ``k_len`` positions.
+
+    Each length as :func:`check_length` (a positive integer at most 2**28, bools refused),
+    named ``q_len`` or ``k_len`` in the message; ``k_len=None`` means ``k_len = q_len``.
+    ``q_len > k_len`` raises ``ValueError`` naming both (there are not that many keys to
+    be the last of).
+    """
+    q = check_length(q_len, "q_len")
+    k = q if k_len is None else check_length(k_len, "k_len")
+    if q > k:
+        raise ValueError(
+            f"q_len must not exceed k_len (queries are the last q_len of k_len positions), "
+            f"got q_len={q}, k_len={k}"
+        )
+    return q, k
+
+
 def check_offset_int(value: object, name: str) -> int:
     """An integer offset or position with ``|value| <= MAX_POSITION`` (2**53)."""
     value = check_int(value, name)
     if abs(value) > MAX_POSITION:
         raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {value}")
+    return value
+
+
+def check_int_sequence(
+    value: object,
+    name: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    maximum_text: str | None = None,
+    max_entries: int | None = None,
+    what: str = "integers",
+) -> list[int]:
+    """Return ``value``, a non-empty sequence of integers, as a list of ``int``.
+
+    Accepted: a list, tuple or 1-D numpy array with at least one and at most
+    ``max_entries`` entries, each an integer (bools refused) in ``[minimum, maximum]`` as
+    :func:`check_int`. A string, bytes, a scalar, a set, an iterator or anything else that
+    is not a sequence raises ``TypeError`` (the message says it wants a sequence of
+    ``what``); an array of another dimension, an empty sequence or one longer than
+    ``max_entries`` raises ``ValueError``; all name ``name``. An entry that is not an
+    integer raises ``TypeError``, one out of range ``ValueError``, naming ``name[i]``.
+    """
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {value.shape}")
+        value = list(value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list, tuple or 1-D array of {what}, got {value!r}")
+    if len(value) == 0:
+        raise ValueError(f"{name} must not be empty")
+    if max_entries is not None and len(value) > max_entries:
+        raise ValueError(f"{name} must have at most {max_entries} entries, got {len(value)}")
+    return [check_int(v, f"{name}[{i}]", minimum, maximum, maximum_text) for i, v in enumerate(value)]
+
+
+def check_lengths(value: object, name: str, *, max_entries: int | None = None) -> list[int]:
+    """A non-empty sequence of lengths, each as :func:`check_length`, as a list of ``int``.
+
+    A list, tuple or 1-D integer array of at most ``max_entries`` positive integers, each
+    at most 2**28 (bools and floats refused); other input raises ``TypeError`` or
+    ``ValueError`` as :func:`check_int_sequence`, naming ``name`` or the entry ``name[i]``.
+    """
+    return check_int_sequence(
+        value,
+        name,
+        minimum=1,
+        maximum=MAX_ELEMENTS,
+        maximum_text=MAX_ELEMENTS_TEXT,
+        max_entries=max_entries,
+        what="positive integers",
+    )
+
+
+def check_callable(value: object, name: str, what: str) -> Callable:
+    """Return ``value`` if it is callable, else raise ``TypeError`` naming ``name``.
+
+    ``what`` describes the expected call in the message, which reads
+    ``"{name} must be a callable {what}, got {type}"``, e.g. ``what="on integer arrays"``.
+    """
+    if not callable(value):
+        raise TypeError(f"{name} must be a callable {what}, got {type(value).__name__}")
     return value
 
 
@@ -272,20 +363,56 @@ def as_real_array(
     return arr
 
 
-def as_int_array(value: object, name: str, *, what: str = "integers", nonempty: bool = False) -> np.ndarray:
-    """Return ``value`` as an int64 array of any shape with entries of magnitude <= 2**53.
+def as_integer_array(
+    value: object, name: str, *, what: str = "integers", nonempty: bool = False
+) -> np.ndarray:
+    """Return ``value`` (an integer scalar or array-like of any shape) as a numpy integer array.
 
-    Floats, bools, complex numbers, strings and objects raise ``TypeError`` (Python
-    integers beyond int64 arrive as objects), larger magnitudes ``ValueError``.
+    The integer dtype is kept (e.g. ``uint64``) and the magnitude is not limited: for
+    callers that only compare or clip the values. Floats (even ``3.0``), bools, complex
+    numbers, strings, objects (Python integers beyond the int64/uint64 range arrive as
+    objects) and ragged lists raise ``TypeError``; an empty array raises ``ValueError``
+    with ``nonempty``. Messages name ``name`` and say it must hold ``what``.
     """
     arr = _asarray(value, name)
-    if arr.dtype == object or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype == object:
+        raise TypeError(
+            f"{name} must hold {what}, got dtype object (integers beyond the int64/uint64 range, "
+            "or values of mixed types)"
+        )
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    return arr
+
+
+def as_int_array(value: object, name: str, *, what: str = "integers", nonempty: bool = False) -> np.ndarray:
+    """Return ``value`` as an int64 array of any shape with entries of magnitude <= 2**53.
+
+    Types as :func:`as_integer_array` (floats, bools, complex numbers, strings and
+    objects raise ``TypeError``); larger magnitudes raise ``ValueError`` naming ``name``.
+    """
+    arr = as_integer_array(value, name, what=what, nonempty=nonempty)
     if arr.size and (int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION):
         raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}")
     return arr.astype(np.int64)
+
+
+def as_positive_vector(value: object, name: str, *, per: str | None = None) -> np.ndarray:
+    """Return ``value`` as a non-empty 1-D float64 array of finite values > 0.
+
+    For parameters given once per head, per frequency pair and so on (``per`` names the
+    unit in the message: ``per="head"`` reads "one finite value > 0 per head"). Accepts a
+    list, tuple or 1-D array of integers or floats. A scalar, another number of
+    dimensions, an empty array, NaN, infinities, zero and negative values raise
+    ``ValueError``; bools, complex numbers and strings ``TypeError``; all name ``name``.
+    """
+    arr = as_real_array(value, name, ndim=1)
+    if float(arr.min()) <= 0.0:
+        what = "finite values > 0" if per is None else f"one finite value > 0 per {per}"
+        raise ValueError(f"{name} must hold {what}, got {float(arr.min())!r}")
+    return arr
 
 
 def check_array(value: object, name: str, ndim: int | None = None, min_ndim: int | None = None) -> np.ndarray:

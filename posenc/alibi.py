@@ -25,11 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     check_bool,
     check_choice,
-    check_positive_int,
+    check_length,
+    check_query_key_lengths,
     check_size,
 )
 
@@ -60,24 +59,13 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     Raises ``TypeError`` if ``n_heads`` is not an ``int`` (bools refused) and
     ``ValueError`` if it is not positive or exceeds 2**28.
     """
-    n = check_positive_int(n_heads, "n_heads", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    n = check_length(n_heads, "n_heads")
     lower = 1 << (n.bit_length() - 1)  # largest power of two <= n
     slopes = _geometric_slopes(lower)
     if lower == n:
         return slopes
     midpoints = _geometric_slopes(2 * lower)[0::2][: n - lower]
     return np.concatenate([slopes, midpoints])
-
-
-def _check_lengths(q_len: int, k_len: int | None) -> tuple[int, int]:
-    q = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    k = q if k_len is None else check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    if q > k:
-        raise ValueError(
-            f"q_len must not exceed k_len (queries are the last q_len of k_len positions), "
-            f"got q_len={q}, k_len={k}"
-        )
-    return q, k
 
 
 def _query_key_positions(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +96,7 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     over the limit, each naming the argument.
     """
     slopes = alibi_slopes(n_heads)
-    q, k = _check_lengths(q_len, k_len)
+    q, k = check_query_key_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
     check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     i_abs, j = _query_key_positions(q, k)
@@ -145,7 +133,7 @@ def alibi_bias_key_form(
     """
     convention = check_choice(convention, "convention", _KEY_FORMS)
     slopes = alibi_slopes(n_heads)
-    q, k = _check_lengths(q_len, k_len)
+    q, k = check_query_key_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
     check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
     j = np.arange(k, dtype=np.int64)

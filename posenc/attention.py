@@ -16,9 +16,11 @@ import numpy as np
 from ._validation import (
     as_real_array,
     check_bool,
+    check_callable,
     check_finite_real,
     check_int,
     check_positive_real,
+    check_query_key_lengths,
     check_size,
 )
 
@@ -64,19 +66,10 @@ def causal_mask(q_len: int, k_len: int | None = None) -> np.ndarray:
     ``q_len`` and ``k_len`` are integers (not bools) with ``1 <= q_len <= k_len`` and
     ``q_len * k_len <= 2**28`` (the size of the mask); else ``TypeError``/``ValueError``.
     """
-    q_len = check_int(q_len, "q_len")
-    k_len = q_len if k_len is None else check_int(k_len, "k_len")
-    if q_len <= 0 or k_len <= 0 or q_len > k_len:
-        raise ValueError(f"need 0 < q_len <= k_len, got q_len={q_len}, k_len={k_len}")
+    q_len, k_len = check_query_key_lengths(q_len, k_len)
     check_size((q_len, k_len), "the mask (q_len, k_len)")
     i_abs = np.arange(q_len)[:, None] + (k_len - q_len)
     return np.arange(k_len)[None, :] <= i_abs
-
-
-def _check_scale(scale: object, d: int) -> float:
-    if scale is None:
-        return 1.0 / float(np.sqrt(d))
-    return check_finite_real(scale, "scale")
 
 
 def attention(
@@ -122,7 +115,7 @@ def attention(
             f"got {q.shape}, {k.shape}, {v.shape}"
         ) from None
     d = q.shape[-1]
-    scale = _check_scale(scale, d)
+    scale = 1.0 / float(np.sqrt(d)) if scale is None else check_finite_real(scale, "scale")
     score_shape = (*batch, q.shape[-2], k.shape[-2])
     if bias is not None:
         bias = as_real_array(bias, "bias", finite=False)
@@ -256,8 +249,7 @@ def taylor_terms(
     ``step`` a real number in ``[2**-30, 2**30]``. Raises ``TypeError``/``ValueError``
     naming ``f``, ``x``, ``p`` or ``step``, also when a term exceeds the float64 range.
     """
-    if not callable(f):
-        raise TypeError(f"f must be a callable (L, d) array -> float, got {type(f).__name__}")
+    check_callable(f, "f", "(L, d) array -> float")
     x = as_real_array(x, "x", ndim=2)
     p = as_real_array(p, "p", ndim=2)
     if p.shape != x.shape:

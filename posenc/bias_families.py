@@ -24,26 +24,21 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
+    as_positive_vector,
     as_real_array,
     check_bool,
+    check_callable,
     check_choice,
     check_finite_result,
     check_positive_real,
+    check_query_key_lengths,
     check_size,
 )
-from .alibi import _check_lengths, _query_key_positions
+from .alibi import _query_key_positions
 
 __all__ = ["fire_bias", "kerple_bias"]
 
 _KERPLE_KINDS = ("log", "power")
-
-
-def _per_head(value: object, name: str) -> np.ndarray:
-    """A 1-D float64 array of finite values > 0, one per head."""
-    arr = as_real_array(value, name, ndim=1)
-    if float(arr.min()) <= 0.0:
-        raise ValueError(f"{name} must hold one finite value > 0 per head, got {float(arr.min())!r}")
-    return arr
 
 
 def kerple_bias(
@@ -79,14 +74,14 @@ def kerple_bias(
     parameters so large that the bias leaves the float64 range, raise
     ``TypeError``/``ValueError`` naming the argument.
     """
-    r1 = _per_head(r1, "r1")
-    r2 = _per_head(r2, "r2")
+    r1 = as_positive_vector(r1, "r1", per="head")
+    r2 = as_positive_vector(r2, "r2", per="head")
     if r1.size != r2.size:
         raise ValueError(
             f"r1 and r2 must have one value per head each (the same length), got {r1.size} and {r2.size}"
         )
     kind = check_choice(kind, "kind", _KERPLE_KINDS)
-    q, k = _check_lengths(q_len, k_len)
+    q, k = check_query_key_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
     if kind == "power" and float(r2.max()) > 2.0:
         raise ValueError(f'r2 must satisfy 0 < r2 <= 2 for kind="power", got {float(r2.max())!r}')
@@ -150,9 +145,8 @@ def fire_bias(
     ``q_len <= k_len``; ``c``, ``threshold``: finite real numbers > 0; ``causal``: a real
     bool. ``u`` may hold at most 2**28 entries, and so may the result.
     """
-    if not callable(f):
-        raise TypeError(f"f must be a callable (e.g. a small MLP's forward), got {type(f).__name__}")
-    q, k = _check_lengths(q_len, k_len)
+    check_callable(f, "f", "(e.g. a small MLP's forward)")
+    q, k = check_query_key_lengths(q_len, k_len)
     c = check_positive_real(c, "c")
     threshold = check_positive_real(threshold, "threshold")
     causal = check_bool(causal, "causal")

@@ -17,12 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     as_real_array,
     check_choice,
     check_finite_result,
-    check_positive_int,
+    check_length,
     check_positive_real,
     check_seed,
     check_size,
@@ -62,8 +60,8 @@ class LearnedPositionalEncoding:
     def __init__(
         self, max_len: int, d_model: int, *, seed: int = 0, init: str = "normal", std: float = 0.02
     ) -> None:
-        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-        self.d_model = check_positive_int(d_model, "d_model", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.max_len = check_length(max_len, "max_len")
+        self.d_model = check_length(d_model, "d_model")
         init = check_choice(init, "init", INITS)
         seed = check_seed(seed)
         check_size((self.max_len, self.d_model), "the table (max_len, d_model)")

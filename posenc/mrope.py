@@ -28,6 +28,7 @@ from ._validation import (
     check_base,
     check_choice,
     check_int,
+    check_int_sequence,
     check_positive_int,
     check_size,
     check_token_shape,
@@ -38,14 +39,12 @@ from .sinusoidal import frequencies
 
 
 def _sections(mrope_section: object, half: int) -> tuple[int, int, int]:
-    if isinstance(mrope_section, (str, bytes)) or not isinstance(mrope_section, (Sequence, np.ndarray)):
-        raise TypeError(
-            f"mrope_section must be a list of 3 pair counts (temporal, height, width), got {mrope_section!r}"
-        )
-    counts = list(mrope_section)
+    """The three pair counts (temporal, height, width), which must sum to ``half`` = d_head/2."""
+    counts = check_int_sequence(
+        mrope_section, "mrope_section", minimum=0, what="3 pair counts (temporal, height, width)"
+    )
     if len(counts) != 3:
         raise ValueError(f"mrope_section must have 3 entries (temporal, height, width), got {len(counts)}")
-    counts = [check_int(n, f"mrope_section[{i}]", minimum=0) for i, n in enumerate(counts)]
     if sum(counts) != half:
         raise ValueError(
             f"mrope_section must sum to d_head/2 = {half} (the number of pairs), "

@@ -31,15 +31,14 @@ from functools import lru_cache
 import numpy as np
 
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    _asarray,
+    as_integer_array,
     as_real_array,
     check_bool,
     check_finite_result,
     check_int,
+    check_length,
     check_offset_int,
     check_positive_int,
     check_size,
@@ -50,24 +49,6 @@ from ._validation import (
 # direction), about 0.4 s at the limits.
 MAX_BUCKETS = 2**11
 MAX_BUCKETS_TEXT = "2**11 = 2048"
-
-
-def _check_int(value: object, name: str, minimum: int) -> int:
-    # Offsets and clip widths: integers in [minimum, 2**53].
-    return check_int(value, name, minimum, MAX_POSITION, MAX_POSITION_TEXT)
-
-
-def _as_int_positions(relative_position: object, name: str = "relative_position") -> np.ndarray:
-    """Integer array of relative positions (any shape); floats, bools and objects are refused."""
-    arr = _asarray(relative_position, name)
-    if arr.dtype == object:
-        raise TypeError(f"{name} must be integers that fit in int64 (got dtype object)")
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(
-            f"{name} must be an integer array (key position minus query position), got dtype {arr.dtype}; "
-            "relative positions are whole numbers of tokens"
-        )
-    return arr
 
 
 def _iroot_ceil(value: int, k: int) -> int:
@@ -205,7 +186,11 @@ def t5_relative_position_bucket(
     ``max_distance <= m`` or a value over its limit.
     """
     bidirectional, num_buckets, max_distance = _check_t5_config(bidirectional, num_buckets, max_distance)
-    arr = _as_int_positions(relative_position)
+    arr = as_integer_array(
+        relative_position,
+        "relative_position",
+        what="integers (key position minus query position, a whole number of tokens)",
+    )
     half, max_exact = _half_and_exact(bidirectional, num_buckets)
     # every |r| >= max_distance lands in the last bucket: clip first so that abs() cannot overflow
     lim = max_distance + 1
@@ -257,8 +242,8 @@ def t5_bias(
         raise ValueError(
             f"bucket_table must have num_buckets={num_buckets} rows (one per bucket), got shape {table.shape}"
         )
-    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    q_len = check_length(q_len, "q_len")
+    k_len = check_length(k_len, "k_len")
     if query_offset is None:
         query_offset = k_len - q_len
     query_offset = check_offset_int(query_offset, "query_offset")
@@ -286,9 +271,9 @@ def shaw_relative_positions(
     ``max_relative_position`` an ``int`` in ``0 .. 2**53``; ``query_offset`` an ``int``
     with ``|query_offset| <= 2**53``. Bools are refused; every error names the argument.
     """
-    q_len = check_positive_int(q_len, "q_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    k_len = check_positive_int(k_len, "k_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    K = _check_int(max_relative_position, "max_relative_position", 0)
+    q_len = check_length(q_len, "q_len")
+    k_len = check_length(k_len, "k_len")
+    K = check_int(max_relative_position, "max_relative_position", 0, MAX_POSITION, MAX_POSITION_TEXT)
     query_offset = check_offset_int(query_offset, "query_offset")
     check_size((q_len, k_len), "the index matrix (q_len, k_len)")
     rel = _relative_grid(q_len, k_len, query_offset)
@@ -317,7 +302,7 @@ def shaw_relative_logits(
     q = as_real_array(q, "q", min_ndim=2)
     k = as_real_array(k, "k", min_ndim=2)
     w = as_real_array(rel_key_embeddings, "rel_key_embeddings", ndim=2)
-    K = _check_int(max_relative_position, "max_relative_position", 0)
+    K = check_int(max_relative_position, "max_relative_position", 0, MAX_POSITION, MAX_POSITION_TEXT)
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     except ValueError:

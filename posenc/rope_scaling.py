@@ -18,7 +18,7 @@ import numpy as np
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    as_real_array,
+    as_positive_vector,
     check_base,
     check_bool,
     check_finite_real,
@@ -169,11 +169,9 @@ def _factor_list(scaling: Mapping, key: str, half: int) -> np.ndarray:
     """``scaling[key]``: ``half`` finite positive reals (a list, tuple or 1-D array)."""
     if isinstance(scaling[key], (str, bytes)) or np.ndim(scaling[key]) == 0:
         raise TypeError(f"{_key(key)} must be a list of {half} positive numbers, got {scaling[key]!r}")
-    values = as_real_array(scaling[key], _key(key), ndim=1)
+    values = as_positive_vector(scaling[key], _key(key), per="pair")
     if values.size != half:
         raise ValueError(f"{_key(key)} must have d_head/2 = {half} entries (one per pair), got {values.size}")
-    if float(values.min()) <= 0.0:
-        raise ValueError(f"{_key(key)} must hold positive numbers, got {float(values.min())}")
     return values
 
 

@@ -21,13 +21,12 @@ import numpy as np
 from ._exact import correctly_rounded_frequencies, correctly_rounded_wavelengths
 from ._table import fill
 from ._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     as_positions,
     as_real_array,
     check_base,
     check_choice,
     check_float_dtype,
+    check_length,
     check_position,
     check_positive_int,
     check_size,
@@ -249,7 +248,7 @@ class SinusoidalPositionalEncoding:
         layout: str = "interleaved",
         dtype: np.dtype | type = np.float64,
     ) -> None:
-        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.max_len = check_length(max_len, "max_len")
         self.d_model = check_width(d_model, "d_model")
         check_size((self.max_len, self.d_model), "the table (max_len, d_model)")
         self.table = sinusoidal_encoding(self.max_len, self.d_model, base=base, layout=layout, dtype=dtype)

@@ -112,9 +112,12 @@ def test_causal_mask_queries_are_last_positions():
     np.testing.assert_array_equal(posenc.causal_mask(1, 5), np.ones((1, 5), dtype=bool))
 
 
-@pytest.mark.parametrize("args", [(0,), (-1,), (3, 2), (2, 0), (0, 0)])
-def test_causal_mask_bad_sizes(args):
-    with pytest.raises(ValueError, match="q_len"):
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [((0,), "q_len"), ((-1,), "q_len"), ((3, 2), "q_len"), ((2, 0), "k_len"), ((0, 0), "q_len")],
+)
+def test_causal_mask_bad_sizes(args, name):
+    with pytest.raises(ValueError, match=name):
         posenc.causal_mask(*args)
 
 

@@ -222,3 +222,282 @@ def test_check_positive_real_returns_a_float():
 
     assert check_positive_real(np.int64(3), "lr") == 3.0
     assert type(check_positive_real(np.float32(0.5), "lr")) is float
+
+
+# ---------------------------------------------------------------------------------------
+# The shared checkers of posenc._validation, each with accepted and refused input. The
+# argument name "widget" is not used by any public function: a message that names it
+# comes from the name passed in, not from a fixed text.
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [1, 7, np.int64(12), np.uint8(255), 2**28])
+def test_check_length_accepts_positive_integers_up_to_2_28(value):
+    from posenc._validation import check_length
+
+    got = check_length(value, "widget")
+    assert type(got) is int and got == int(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "exc"),
+    [
+        (0, ValueError),
+        (-3, ValueError),
+        (2**28 + 1, ValueError),
+        (True, TypeError),
+        (np.bool_(True), TypeError),
+        (3.0, TypeError),
+        (np.float64(3.0), TypeError),
+        ("3", TypeError),
+        (None, TypeError),
+        (3 + 0j, TypeError),
+        ([3], TypeError),
+    ],
+)
+def test_check_length_refusals_name_the_argument(value, exc):
+    from posenc._validation import check_length
+
+    with pytest.raises(exc, match="widget"):
+        check_length(value, "widget")
+
+
+def test_check_length_message_states_the_limit():
+    from posenc._validation import check_length
+
+    with pytest.raises(ValueError, match=r"at most 2\*\*28"):
+        check_length(2**28 + 1, "widget")
+
+
+@pytest.mark.parametrize(
+    ("q_len", "k_len", "expected"),
+    [(3, None, (3, 3)), (2, 5, (2, 5)), (4, 4, (4, 4)), (np.int32(1), np.int64(9), (1, 9))],
+)
+def test_check_query_key_lengths_accepts_q_at_most_k(q_len, k_len, expected):
+    from posenc._validation import check_query_key_lengths
+
+    got = check_query_key_lengths(q_len, k_len)
+    assert got == expected and all(type(n) is int for n in got)
+
+
+@pytest.mark.parametrize(
+    ("q_len", "k_len", "exc", "name"),
+    [
+        (5, 2, ValueError, "q_len=5, k_len=2"),
+        (0, 3, ValueError, "q_len"),
+        (3, 0, ValueError, "k_len"),
+        (3, -1, ValueError, "k_len"),
+        (2**28 + 1, None, ValueError, "q_len"),
+        (True, 3, TypeError, "q_len"),
+        (2.0, 3, TypeError, "q_len"),
+        (3, 4.0, TypeError, "k_len"),
+        (3, "4", TypeError, "k_len"),
+    ],
+)
+def test_check_query_key_lengths_refusals(q_len, k_len, exc, name):
+    from posenc._validation import check_query_key_lengths
+
+    with pytest.raises(exc, match=name):
+        check_query_key_lengths(q_len, k_len)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([3, 0, 5], [3, 0, 5]),
+        ((1,), [1]),
+        (range(2, 5), [2, 3, 4]),
+        (np.array([4, 2], dtype=np.int16), [4, 2]),
+        ([np.int64(7), 8], [7, 8]),
+    ],
+)
+def test_check_int_sequence_accepts_sequences_of_integers(value, expected):
+    from posenc._validation import check_int_sequence
+
+    got = check_int_sequence(value, "widget", minimum=0)
+    assert got == expected and all(type(n) is int for n in got)
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "exc", "name"),
+    [
+        ("123", {}, TypeError, "widget"),
+        (b"12", {}, TypeError, "widget"),
+        (3, {}, TypeError, "widget"),
+        ({1, 2}, {}, TypeError, "widget"),
+        (iter([1, 2]), {}, TypeError, "widget"),
+        (None, {}, TypeError, "widget"),
+        ([], {}, ValueError, "widget"),
+        (np.zeros((2, 2), dtype=np.int64), {}, ValueError, "widget"),
+        (np.array(3), {}, ValueError, "widget"),
+        ([1, 2, 3], {"max_entries": 2}, ValueError, "widget"),
+        ([1, True], {}, TypeError, r"widget\[1\]"),
+        ([1, 2.0], {}, TypeError, r"widget\[1\]"),
+        (np.array([1.0, 2.0]), {}, TypeError, r"widget\[0\]"),
+        ([1, 1 + 0j], {}, TypeError, r"widget\[1\]"),
+        (["1"], {}, TypeError, r"widget\[0\]"),
+        ([4, -1], {"minimum": 0}, ValueError, r"widget\[1\] must be an integer >= 0"),
+        ([4, 9], {"maximum": 8}, ValueError, r"widget\[1\] must be at most 8"),
+    ],
+)
+def test_check_int_sequence_refusals(value, kwargs, exc, name):
+    from posenc._validation import check_int_sequence
+
+    with pytest.raises(exc, match=name):
+        check_int_sequence(value, "widget", **kwargs)
+
+
+def test_check_int_sequence_message_says_what_is_wanted():
+    from posenc._validation import check_int_sequence
+
+    with pytest.raises(TypeError, match="widget must be a list, tuple or 1-D array of 3 gadget counts"):
+        check_int_sequence("abc", "widget", what="3 gadget counts")
+
+
+def test_check_lengths_accepts_lengths_up_to_2_28():
+    from posenc._validation import check_lengths
+
+    assert check_lengths([1, 2**28], "widget") == [1, 2**28]
+    assert check_lengths(np.array([5, 3]), "widget", max_entries=2) == [5, 3]
+
+
+@pytest.mark.parametrize(
+    ("value", "exc", "name"),
+    [
+        ([0], ValueError, r"widget\[0\]"),
+        ([3, 2**28 + 1], ValueError, r"widget\[1\] must be at most 2\*\*28"),
+        ([True], TypeError, r"widget\[0\]"),
+        ([2.0], TypeError, r"widget\[0\]"),
+        ([1, 2, 3], ValueError, "widget must have at most 2 entries"),
+        (4, TypeError, "widget must be a list, tuple or 1-D array of positive integers"),
+        ([], ValueError, "widget"),
+    ],
+)
+def test_check_lengths_refusals(value, exc, name):
+    from posenc._validation import check_lengths
+
+    with pytest.raises(exc, match=name):
+        check_lengths(value, "widget", max_entries=2)
+
+
+def test_check_callable_returns_the_callable():
+    from posenc._validation import check_callable
+
+    assert check_callable(len, "widget", "of one argument") is len
+    assert check_callable(np.sin, "widget", "on arrays") is np.sin
+
+
+@pytest.mark.parametrize("value", [None, 3, "len", [len]])
+def test_check_callable_refuses_non_callables(value):
+    from posenc._validation import check_callable
+
+    expected = f"widget must be a callable of one argument, got {type(value).__name__}"
+    with pytest.raises(TypeError, match=f"^{expected}$"):
+        check_callable(value, "widget", "of one argument")
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype"),
+    [
+        ([1, -2, 3], np.int64),
+        (np.array([2**64 - 1], dtype=np.uint64), np.uint64),
+        (np.array([[1, 2]], dtype=np.int8), np.int8),
+        (np.int32(-7), np.int32),
+        (np.array([2**62, -(2**62)], dtype=np.int64), np.int64),
+    ],
+)
+def test_as_integer_array_keeps_integer_dtype_and_magnitude(value, dtype):
+    from posenc._validation import as_integer_array
+
+    got = as_integer_array(value, "widget")
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.array(value, dtype=dtype))
+
+
+def test_as_integer_array_empty_only_without_nonempty():
+    from posenc._validation import as_integer_array
+
+    assert as_integer_array(np.zeros(0, dtype=np.int64), "widget").shape == (0,)
+    with pytest.raises(ValueError, match="widget must not be empty"):
+        as_integer_array(np.zeros(0, dtype=np.int64), "widget", nonempty=True)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [1.0, 2.0],
+        3.0,
+        np.array([True, False]),
+        True,
+        [1 + 0j],
+        ["1"],
+        [2**70],  # beyond int64 and uint64: an object array
+        [1, None],
+    ],
+)
+def test_as_integer_array_refuses_non_integers(value):
+    from posenc._validation import as_integer_array
+
+    with pytest.raises(TypeError, match="widget must hold gadget ids"):
+        as_integer_array(value, "widget", what="gadget ids")
+
+
+def test_as_integer_array_refuses_ragged_lists():
+    from posenc._validation import as_integer_array
+
+    with pytest.raises(TypeError, match="widget must be an array-like of numbers with a regular shape"):
+        as_integer_array([[1, 2], [3]], "widget")
+
+
+def test_as_int_array_limits_magnitude_to_2_53():
+    from posenc._validation import as_int_array
+
+    got = as_int_array(np.array([2**53, -(2**53)], dtype=np.int64), "widget")
+    assert got.dtype == np.int64 and got.tolist() == [2**53, -(2**53)]
+    assert as_int_array(np.array([3], dtype=np.uint8), "widget").dtype == np.int64
+    for bad in ([2**53 + 1], np.array([2**63], dtype=np.uint64)):
+        with pytest.raises(ValueError, match=r"widget must have magnitude at most 2\*\*53"):
+            as_int_array(bad, "widget")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [([1, 2.5], [1.0, 2.5]), ((3,), [3.0]), (np.array([0.25, 4.0], dtype=np.float32), [0.25, 4.0])],
+)
+def test_as_positive_vector_accepts_positive_finite_vectors(value, expected):
+    from posenc._validation import as_positive_vector
+
+    got = as_positive_vector(value, "widget")
+    assert got.dtype == np.float64 and got.shape == (len(expected),)
+    assert got.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "exc"),
+    [
+        (1.0, ValueError),
+        ([[1.0]], ValueError),
+        ([], ValueError),
+        ([1.0, 0.0], ValueError),
+        ([-2.0], ValueError),
+        ([-0.0], ValueError),
+        ([NAN], ValueError),
+        ([INF], ValueError),
+        ([True], TypeError),
+        ([1j], TypeError),
+        (["1"], TypeError),
+        ([[1.0], [2.0, 3.0]], TypeError),
+    ],
+)
+def test_as_positive_vector_refusals_name_the_argument(value, exc):
+    from posenc._validation import as_positive_vector
+
+    with pytest.raises(exc, match="widget"):
+        as_positive_vector(value, "widget")
+
+
+def test_as_positive_vector_message_names_the_unit():
+    from posenc._validation import as_positive_vector
+
+    with pytest.raises(ValueError, match=r"widget must hold one finite value > 0 per gadget, got -1\.0"):
+        as_positive_vector([2.0, -1.0], "widget", per="gadget")

@@ -12,12 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import as_int_array, as_real_array, check_positive_real
-
-
-def _is_real(arr: np.ndarray) -> bool:
-    return np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-
+from .._validation import as_int_array, as_real_array, check_callable, check_positive_real
 
 # |x| / period above this is refused: the spacing of float64 numbers there exceeds the
 # period / 2, so x does not determine its residue.
@@ -52,10 +47,6 @@ def wrap_angle(x: object, period: float = 2 * np.pi) -> np.ndarray:
     return np.where(out < -half, out + period, out)
 
 
-def _as_int_array(value: object, name: str) -> np.ndarray:
-    return as_int_array(value, name, what="integers (positions in Z)", nonempty=True)
-
-
 def functional_equation_residual(
     phi: Callable[[np.ndarray], np.ndarray],
     m: object,
@@ -79,26 +70,20 @@ def functional_equation_residual(
     finite real values (NaN or infinity from ``phi`` is refused, naming ``phi``);
     ``period`` None or a finite positive real number. Every error names the argument.
     """
-    if not callable(phi):
-        raise TypeError(f"phi must be a callable on integer arrays, got {type(phi).__name__}")
+    check_callable(phi, "phi", "on integer arrays")
     if period is not None:
         period = check_positive_real(period, "period")
-    mm = _as_int_array(m, "m")
-    nn = _as_int_array(n, "n")
+    mm = as_int_array(m, "m", what="integers (positions in Z)", nonempty=True)
+    nn = as_int_array(n, "n", what="integers (positions in Z)", nonempty=True)
     try:
         mm, nn = np.broadcast_arrays(mm, nn)
     except ValueError as exc:
         raise ValueError(f"m and n must broadcast together, got shapes {mm.shape} and {nn.shape}") from exc
     values = []
-    for arg in (mm, nn, mm - nn):
-        out = np.asarray(phi(arg))
+    for arg, label in ((mm, "phi(m)"), (nn, "phi(n)"), (mm - nn, "phi(m - n)")):
+        out = as_real_array(phi(arg), label)  # real and finite, as float64
         if out.shape != arg.shape:
             raise ValueError(f"phi must return an array of the input's shape {arg.shape}, got {out.shape}")
-        if not _is_real(out):
-            raise TypeError(f"phi must return real numbers, got dtype {out.dtype}")
-        out = out.astype(np.float64)
-        if not np.all(np.isfinite(out)):
-            raise ValueError("phi must return finite values, got NaN or infinity")
         values.append(out)
     residual = values[0] - values[1] - values[2]
     if not np.all(np.isfinite(residual)):

@@ -21,13 +21,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     as_real_array,
+    check_callable,
     check_choice,
     check_finite_real,
+    check_length,
+    check_lengths,
     check_nonnegative_real,
-    check_positive_int,
     check_size,
 )
 
@@ -36,10 +36,7 @@ NORMALISATIONS = ("endpoints", "fraction")
 MAX_PAIR_WORK = 2**32
 MAX_PAIR_WORK_TEXT = "2**32"
 MAX_LENGTHS = 1024  # entries of ``lengths``/``offsets`` in the predicates
-
-
-def _length(length: object, name: str = "length") -> int:
-    return check_positive_int(length, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+_ENCODER_CALL = "length -> (L, d) array"  # what ``encode`` must be, for the error message
 
 
 def integer_encoding(length: int) -> np.ndarray:
@@ -47,7 +44,7 @@ def integer_encoding(length: int) -> np.ndarray:
 
     ``length``: an integer (not a bool) in ``[1, 2**28]``; else ``TypeError``/``ValueError``.
     """
-    length = _length(length)
+    length = check_length(length, "length")
     return np.arange(length, dtype=np.float64)[:, None]
 
 
@@ -59,7 +56,7 @@ def normalized_encoding(length: int, *, mode: str = "endpoints") -> np.ndarray:
     value is the correctly rounded quotient. ``length``: an integer in ``[1, 2**28]``;
     ``mode`` one of the two strings; else ``TypeError``/``ValueError`` naming them.
     """
-    length = _length(length)
+    length = check_length(length, "length")
     mode = check_choice(mode, "mode", NORMALISATIONS)
     p = np.arange(length, dtype=np.float64)
     denominator = max(length - 1, 1) if mode == "endpoints" else length
@@ -74,8 +71,8 @@ def binary_encoding(length: int, n_bits: int) -> np.ndarray:
     ``length > 2**n_bits``: the bits could not tell the positions apart. Every check is
     made without forming ``2**n_bits``, so a huge ``n_bits`` is refused at once.
     """
-    length = _length(length)
-    n_bits = check_positive_int(n_bits, "n_bits", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    length = check_length(length, "length")
+    n_bits = check_length(n_bits, "n_bits")
     if (length - 1).bit_length() > n_bits:
         raise ValueError(f"{n_bits} bits distinguish only {2**n_bits} positions, got length={length}")
     check_size((length, n_bits), "the table (length, n_bits)")
@@ -124,7 +121,7 @@ def sine_encoding(length: int, *, frequency: float = 1.0) -> np.ndarray:
     entry is within a few ulp (absolute error below :math:`10^{-15}`) of the sine of the
     exact product, for every accepted frequency.
     """
-    length = _length(length)
+    length = check_length(length, "length")
     frequency = check_finite_real(frequency, "frequency")
     if frequency == 0.0:
         raise ValueError("frequency must be non-zero (sin(0 * p) = 0 for every position)")
@@ -134,11 +131,6 @@ def sine_encoding(length: int, *, frequency: float = 1.0) -> np.ndarray:
             f"got frequency={frequency}, length={length}"
         )
     return _sin_exact_product(frequency, length)[:, None]
-
-
-def _as_table(pe: object, name: str = "pe") -> np.ndarray:
-    """``pe`` as a float64 ``(L, d)`` array with at least one row and one column, finite."""
-    return as_real_array(pe, name, ndim=2)
 
 
 def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -179,7 +171,7 @@ def neighbour_distances(pe: np.ndarray) -> np.ndarray:
     ``TypeError``/``ValueError`` naming ``pe``, also when a distance exceeds the float64
     range.
     """
-    arr = _as_table(pe)
+    arr = as_real_array(pe, "pe", ndim=2)
     if arr.shape[0] < 2:
         raise ValueError(f"pe must have at least two rows (positions), got shape {arr.shape}")
     out = _distances(arr[1:], arr[:-1])
@@ -201,7 +193,7 @@ def min_pairwise_distance(pe: np.ndarray) -> float:
     ``TypeError``/``ValueError`` naming ``pe``, also when every pair is farther apart than
     the float64 range.
     """
-    arr = _as_table(pe)
+    arr = as_real_array(pe, "pe", ndim=2)
     rows, cols = arr.shape
     if rows < 2:
         raise ValueError(f"pe must have at least two rows (positions), got shape {arr.shape}")
@@ -238,33 +230,12 @@ def min_pairwise_distance(pe: np.ndarray) -> float:
 Encoder = Callable[[int], np.ndarray]
 
 
-def _lengths(lengths: object, name: str = "lengths") -> list[int]:
-    # A non-empty sequence (list, tuple, 1-D integer array) of integers in [1, 2**28].
-    if isinstance(lengths, np.ndarray):
-        if lengths.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {lengths.shape}")
-        lengths = list(lengths)
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence):
-        raise TypeError(f"{name} must be a non-empty sequence of positive integers, got {lengths!r}")
-    if len(lengths) == 0:
-        raise ValueError(f"{name} must not be empty")
-    if len(lengths) > MAX_LENGTHS:
-        raise ValueError(f"{name} must have at most {MAX_LENGTHS} entries, got {len(lengths)}")
-    return [check_positive_int(v, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT) for v in lengths]
-
-
-def _check_encoder(encode: object) -> None:
-    if not callable(encode):
-        raise TypeError(f"encode must be a callable length -> (L, d) array, got {type(encode).__name__}")
-
-
 def _encode(encode: Encoder, length: int) -> np.ndarray | None:
-    _check_encoder(encode)
     try:
         table = encode(length)
     except ValueError:
         return None
-    table = _as_table(table, "encode(length)")
+    table = as_real_array(table, "encode(length)", ndim=2)
     if table.shape[0] != length:
         raise ValueError(f"encode({length}) must have {length} rows, got shape {table.shape}")
     return table
@@ -281,9 +252,9 @@ def is_bounded(encode: Encoder, lengths: Sequence[int], *, bound: float = 1.0) -
     ``TypeError``/``ValueError`` naming them; a table that is not finite, not 2-D or has
     the wrong number of rows raises ``ValueError`` naming ``encode``.
     """
-    _check_encoder(encode)
+    check_callable(encode, "encode", _ENCODER_CALL)
     bound = check_nonnegative_real(bound, "bound")
-    tables = [_encode(encode, n) for n in _lengths(lengths)]
+    tables = [_encode(encode, n) for n in check_lengths(lengths, "lengths", max_entries=MAX_LENGTHS)]
     return all(t is not None and float(np.max(np.abs(t))) <= bound for t in tables)
 
 
@@ -293,8 +264,8 @@ def is_unique(encode: Encoder, lengths: Sequence[int]) -> bool:
     Exact (float64) distinctness; :func:`min_pairwise_distance` says by how much (and
     limits the table size). Arguments as in :func:`is_bounded`.
     """
-    _check_encoder(encode)
-    tables = [_encode(encode, n) for n in _lengths(lengths)]
+    check_callable(encode, "encode", _ENCODER_CALL)
+    tables = [_encode(encode, n) for n in check_lengths(lengths, "lengths", max_entries=MAX_LENGTHS)]
     return all(t is not None and (t.shape[0] < 2 or _has_distinct_rows(t)) for t in tables)
 
 
@@ -312,9 +283,9 @@ def is_length_consistent(encode: Encoder, lengths: Sequence[int], *, atol: float
     ``lengths`` and :math:`p < L_1`. Then the distance between positions 2 and 4 is the
     same in a 10-token and a 100-token sequence. Arguments as in :func:`is_bounded`.
     """
-    _check_encoder(encode)
+    check_callable(encode, "encode", _ENCODER_CALL)
     atol = check_nonnegative_real(atol, "atol")
-    ls = sorted(set(_lengths(lengths)))
+    ls = sorted(set(check_lengths(lengths, "lengths", max_entries=MAX_LENGTHS)))
     tables = [_encode(encode, n) for n in ls]
     if any(t is None for t in tables):
         return False
@@ -339,10 +310,10 @@ def is_shift_consistent(
     Arguments as in :func:`is_bounded`; a distance beyond the float64 range raises
     ``ValueError`` naming ``encode``.
     """
-    _check_encoder(encode)
+    check_callable(encode, "encode", _ENCODER_CALL)
     rtol = check_nonnegative_real(rtol, "rtol")
-    ks = _lengths(offsets, "offsets")
-    for n in _lengths(lengths):
+    ks = check_lengths(offsets, "offsets", max_entries=MAX_LENGTHS)
+    for n in check_lengths(lengths, "lengths", max_entries=MAX_LENGTHS):
         table = _encode(encode, n)
         if table is None:
             return False
@@ -363,9 +334,9 @@ def is_defined_beyond(encode: Encoder, train_length: int, test_length: int) -> b
     ``train_length`` and ``test_length``: integers in ``[1, 2**28]``; ``encode`` as in
     :func:`is_bounded`.
     """
-    _check_encoder(encode)
-    train_length = _length(train_length, "train_length")
-    test_length = _length(test_length, "test_length")
+    check_callable(encode, "encode", _ENCODER_CALL)
+    train_length = check_length(train_length, "train_length")
+    test_length = check_length(test_length, "test_length")
     if test_length <= train_length:
         raise ValueError(f"test_length must exceed train_length, got {test_length} <= {train_length}")
     return _encode(encode, test_length) is not None
@@ -383,7 +354,7 @@ def stays_in_training_range(
     False when the encoding does not exist at ``test_length``. Arguments as in
     :func:`is_defined_beyond`, ``tol`` finite and ``>= 0``.
     """
-    _check_encoder(encode)
+    check_callable(encode, "encode", _ENCODER_CALL)
     tol = check_nonnegative_real(tol, "tol")
     if not is_defined_beyond(encode, train_length, test_length):
         return False

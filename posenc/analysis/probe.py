@@ -39,11 +39,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     check_choice,
     check_finite_real,
     check_int,
+    check_length,
     check_positive_int,
     check_positive_real,
     check_seed,
@@ -111,7 +110,7 @@ class AttentionProbe:
         max_distance: int = 128,
     ) -> None:
         self.method = check_choice(method, "method", METHODS)
-        self.max_len = check_positive_int(max_len, "max_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        self.max_len = check_length(max_len, "max_len")
         self.d = check_width(d, "d")
         self.vocab = check_positive_int(vocab, "vocab", MAX_VOCAB, "2**14")
         self.slope = check_finite_real(slope, "slope")
@@ -158,7 +157,7 @@ class AttentionProbe:
         ``length``: a positive integer with ``length**2 <= 2**28``. Raises ``ValueError``
         for the learned table when ``length > max_len``; errors name ``length``.
         """
-        length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        length = check_length(length, "length")
         check_size((length, length), "the position scores (length, length)")
         p = self.params
         if self.method == "sinusoidal":
@@ -298,12 +297,12 @@ def fit_probe(
     Errors name the argument; a run that leaves the float64 range raises ``ValueError``
     naming ``lr``.
     """
-    train_len = check_positive_int(train_len, "train_len", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    train_len = check_length(train_len, "train_len")
     offset = check_int(offset, "offset", 0)
     if offset >= train_len:
         raise ValueError(f"offset must be smaller than train_len={train_len}, got {offset}")
     steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
-    batch = check_positive_int(batch, "batch", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    batch = check_length(batch, "batch")
     lr = check_positive_real(lr, "lr")
     seed = check_seed(seed)
     probe = AttentionProbe(method, max_len=train_len, d=d, vocab=vocab, seed=seed, slope=slope)
@@ -349,11 +348,11 @@ def probe_accuracy(
     """
     if not isinstance(probe, AttentionProbe):
         raise TypeError(f"probe must be an AttentionProbe, got {type(probe).__name__}")
-    length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    length = check_length(length, "length")
     offset = check_int(offset, "offset", 0)
     if offset >= length:
         raise ValueError(f"offset must be smaller than length={length}, got {offset}")
-    n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    n_seq = check_length(n_seq, "n_seq")
     check_size((n_seq, length, length), "the weights (n_seq, length, length)")
     tokens = copy_task(n_seq, length, probe.vocab, seed=seed)
     pred = probe.predict(tokens)

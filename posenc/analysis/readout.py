@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     as_real_array,
     check_bool,
     check_finite_real,
     check_finite_result,
+    check_length,
     check_nonnegative_real,
     check_positive_int,
     check_positive_real,
@@ -111,7 +110,7 @@ def fit_position_readout(
     if target.shape[0] < train_len:
         raise ValueError(f"target must have at least train_len={train_len} entries, got {target.shape[0]}")
     steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
-    batch_size = check_positive_int(batch_size, "batch_size", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    batch_size = check_length(batch_size, "batch_size")
     lr = check_positive_real(lr, "lr")
     content_std = check_nonnegative_real(content_std, "content_std")
     train_embedding = check_bool(train_embedding, "train_embedding")

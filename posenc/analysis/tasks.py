@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import (
-    MAX_ELEMENTS,
-    MAX_ELEMENTS_TEXT,
     MAX_POSITION,
     MAX_POSITION_TEXT,
     as_int_array,
     check_int,
+    check_length,
     check_positive_int,
     check_seed,
     check_size,
@@ -32,8 +31,8 @@ def copy_task(n_seq: int, length: int, vocab: int, *, seed: int = 0) -> np.ndarr
     ``TypeError``/``ValueError`` naming the argument. The targets of the task are the
     same array shifted by ``offset``: see :func:`copy_targets`.
     """
-    n_seq = check_positive_int(n_seq, "n_seq", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-    length = check_positive_int(length, "length", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+    n_seq = check_length(n_seq, "n_seq")
+    length = check_length(length, "length")
     vocab = check_positive_int(vocab, "vocab", MAX_POSITION, MAX_POSITION_TEXT)
     seed = check_seed(seed)
     check_size((n_seq, length), "the tokens (n_seq, length)")
