@@ -156,11 +156,38 @@ def work_folder(workdir: Path | None, prefix: str) -> Iterator[Path]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def execute_chapters(py: Path, notebooks: list[Path], cwd: Path, expected_root: Path) -> None:
-    """Run ``notebooks`` with ``py``; posenc must be imported from inside ``expected_root``."""
+def execute_chapters(
+    py: Path, notebooks: list[Path], cwd: Path, expected_root: Path, store: bool = False, jobs: int = 1
+) -> None:
+    """Run ``notebooks`` with ``py``; posenc must be imported from inside ``expected_root``.
+
+    ``store`` keeps the outputs in the notebooks (``execute_notebooks.py --origin``) instead
+    of only running them (``--check``). With ``jobs`` > 1 the first notebook runs alone (its
+    set-up cell may install posenc) and the others are shared among ``jobs`` processes.
+    """
     runner = ROOT / "scripts" / "execute_notebooks.py"
-    output = run([str(py), str(runner), "--check", *map(str, notebooks)], cwd, "execute chapters")
-    check_origin(output, expected_root)
+    command = [str(py), str(runner), "--origin" if store else "--check"]
+    if jobs <= 1 or len(notebooks) <= 2:
+        check_origin(run([*command, *map(str, notebooks)], cwd, "execute chapters"), expected_root)
+        return
+    first, rest = notebooks[0], notebooks[1:]
+    check_origin(run([*command, str(first)], cwd, f"execute {first.name}"), expected_root)
+    shares = [rest[i::jobs] for i in range(jobs)]
+    procs = [
+        subprocess.Popen(
+            [*command, *map(str, share)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for share in shares
+    ]
+    outputs = [proc.communicate()[0] for proc in procs]
+    for proc, output in zip(procs, outputs, strict=True):
+        sys.stdout.write(
+            "".join("   " + line for line in output.splitlines(keepends=True) if not NOISE.match(line))
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"FAILED: execute chapters (exit {proc.returncode})")
+        check_origin(output, expected_root)
+    sys.stdout.flush()
 
 
 def pins(text: str) -> dict[str, str]:

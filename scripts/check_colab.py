@@ -1,6 +1,7 @@
 """Check the chapters the way a fresh Colab runtime runs them, through their set-up cell.
 
-Usage: python scripts/check_colab.py [--python python3] [--workdir DIR] [chapters ...]
+Usage: python scripts/check_colab.py [--python python3] [--workdir DIR] [--edition DIR [--store]]
+       [--jobs N] [chapters ...]
 
 Colab opens one notebook from GitHub in ``/content`` with its own preinstalled packages
 (numpy, matplotlib, sympy, mpmath, pytest, ipykernel, ...) and no posenc. This script
@@ -18,10 +19,17 @@ rebuilds that situation on this machine:
 
 It fails, naming the step, when an install or a cell fails, or when posenc did not come from
 the environment's site-packages. Commit first: the clone sees committed files only.
+
+``--edition DIR`` takes the chapters from ``DIR`` instead of ``chapters/``: `make test` runs
+the student edition (``_build/student/chapters``, what a class uploads to Colab) this way,
+and ``--store`` writes the executed notebooks back there (set-up cell as it was, without
+outputs), so that the student site is built from this run instead of executing every
+chapter once more. ``--jobs N`` runs the chapters after the first in N processes.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import re
 import subprocess
@@ -84,8 +92,36 @@ def colab_copy(src: Path, dest: Path, url: str, local_url: str) -> None:
     nbformat.write(nb, dest)
 
 
+def store_back(executed: Path, dest: Path, url: str, local_url: str) -> None:
+    """Write ``executed`` to ``dest`` with its set-up cell cloning ``url`` again (and no outputs)."""
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:
+        if colab_cell.is_setup_cell(cell):
+            cell.source = cell.source.replace(f'REPOSITORY_URL = "{local_url}"', f'REPOSITORY_URL = "{url}"')
+            cell.outputs, cell.execution_count = [], None
+    nbformat.write(nb, dest)
+
+
+def parse_args(argv: list[str]):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--python", default="python3", help="interpreter to create the environment with")
+    parser.add_argument("--workdir", type=Path, help="work here (emptied first, kept afterwards)")
+    parser.add_argument(
+        "--edition", type=Path, default=ROOT / "chapters", help="folder of the chapters to run"
+    )
+    parser.add_argument("--store", action="store_true", help="write the executed chapters back to --edition")
+    parser.add_argument("--jobs", type=int, default=1, help="processes for the chapters after the first")
+    parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
+    args = parser.parse_args(argv)
+    if args.store and args.edition.resolve() == (ROOT / "chapters").resolve():
+        parser.error("--store writes into --edition: name a copy (the student edition), not chapters/")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    return args
+
+
 def main(argv: list[str]) -> int:
-    args = check_binder.parse_args(argv, __doc__)
+    args = parse_args(argv)
     url, branch = colab_cell.repository_settings()
     step = check_binder.step
     with check_binder.work_folder(args.workdir, "colab-check-") as work:
@@ -104,13 +140,27 @@ def main(argv: list[str]) -> int:
 
         content = work / "content"
         content.mkdir()
-        names = [Path(c).name for c in args.chapters] or check_binder.chapter_names(ROOT)
+        edition = args.edition.resolve()
+        names = [Path(c).name for c in args.chapters] or sorted(p.name for p in edition.glob("*.ipynb"))
+        if not names:
+            raise SystemExit(f"FAILED: no chapter notebooks in {edition}")
         for n in names:
-            colab_copy(ROOT / "chapters" / n, content / n, url, local_url)
-        step(f"execute {len(names)} chapters from an empty content/ folder, set-up cell first")
-        check_binder.execute_chapters(py, [content / n for n in names], content, expected_root=work / "venv")
+            colab_copy(edition / n, content / n, url, local_url)
+        step(f"execute {len(names)} chapters of {edition.name}/ from an empty content/, set-up cell first")
+        check_binder.execute_chapters(
+            py,
+            [content / n for n in names],
+            content,
+            expected_root=work / "venv",
+            store=args.store,
+            jobs=args.jobs,
+        )
         if not (content / name / "chapters").is_dir():
             raise SystemExit(f"FAILED: the set-up cell did not clone into {content / name}")
+        if args.store:
+            for n in names:
+                store_back(content / n, edition / n, url, local_url)
+            step(f"executed chapters written back to {edition}")
         step(f"Colab check passed: {len(names)} chapters ran after the set-up cell installed posenc from git")
     return 0
 

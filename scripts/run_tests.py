@@ -34,23 +34,28 @@ class Stage(NamedTuple):
     what: str
 
 
-# Listed longest first: among the stages that are ready, the earliest listed starts first.
+# Among the stages that are ready, the earliest listed starts first: the site build early,
+# since the two long single-threaded stages (the PDF's XeLaTeX runs, the browser) need it.
 STAGES = (
     Stage("env", "env", (), ".venv from requirements-dev.txt (pip cache)"),
     Stage("reader", "env-reader", (), ".venv-reader from requirements.txt alone, kernel posenc-reader"),
-    Stage("colab", "test-colab", ("env",), "Colab-like environment; every chapter via its set-up cell"),
-    Stage("student", "test-student", ("env",), "student edition built (chapters executed), leak check"),
+    Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
+    Stage(
+        "student",
+        "test-student",
+        ("env",),
+        "student edition run the Colab way (set-up cell installs posenc), site built -W, leak check",
+    ),
     Stage(
         "notebooks",
         "test-notebooks",
         ("env", "reader"),
         "nbval strict: every chapter re-executed in the reader kernel and compared",
     ),
+    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
+    Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
     Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling"),
     Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
-    Stage("build", "test-build", ("env",), "book built with -W from the outputs nbval verifies"),
-    Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
-    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
     Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included"),
     Stage(
         "binder",
