@@ -30,7 +30,14 @@ from .relative import (
     t5_bucket_thresholds,
     t5_relative_position_bucket,
 )
-from .rope import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from .rope import (
+    apply_rope,
+    rope_decay_bound,
+    rope_frequencies,
+    rope_layout_permutation,
+    rope_matrix,
+    rotate_by_angles,
+)
 from .rope_budget import critical_dimension, long_term_similarity, min_base_for_context, p_rope_frequencies
 from .rope_nd import apply_rope_nd, axial_rope_frequencies
 from .scales import attention_temperature, xpos_scale
@@ -87,6 +94,7 @@ __all__ = [
     "rope_frequencies",
     "rope_layout_permutation",
     "rope_matrix",
+    "rotate_by_angles",
     "self_attention",
     "shaw_relative_logits",
     "shaw_relative_positions",

@@ -43,6 +43,17 @@ def shift_matrix(d_model: int, offset: float, base: float = 10000.0) -> np.ndarr
     return M
 
 
+def cosine_sum(k: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """The dot product of two table rows an offset k apart: PE[m]·PE[m+k] = Σ_i cos(k ω_i).
+
+    Pair i contributes sin(mω)sin((m+k)ω) + cos(mω)cos((m+k)ω) = cos(kω), whatever m is.
+    ``omega`` holds the frequencies ω_i; each angle k ω_i is rounded to float64 before its
+    cosine is taken, so a term can be off by up to abs(k) ω_i 2**-53 (plus an ulp).
+    """
+    angles = np.multiply.outer(np.asarray(k, dtype=np.float64), omega)  # one row of k ω_i per k
+    return np.cos(angles).sum(axis=-1)
+
+
 def rope(
     x: np.ndarray, positions: np.ndarray, base: float = 10000.0, layout: str = "interleaved"
 ) -> np.ndarray:

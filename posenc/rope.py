@@ -296,6 +296,47 @@ def apply_rope(
     return rotate_checked(arr, unit_phases(angles, attention_factor), layout, rot)
 
 
+def rotate_by_angles(x: np.ndarray, angles: object, *, layout: str = "interleaved") -> np.ndarray:
+    r"""Rotate pair :math:`i` of each vector of ``x[..., d]`` counter-clockwise by ``angles[..., i]``.
+
+    The rotation of :func:`apply_rope` with the angles given instead of formed from
+    positions: pair :math:`i` :math:`(a, b)` becomes
+    :math:`(a\cos\phi_i - b\sin\phi_i,\ a\sin\phi_i + b\cos\phi_i)`, i.e.
+    :math:`(a + \mathrm{i}b)\,e^{\mathrm{i}\phi_i}` (the matrix :math:`R(\phi_i)`), with the
+    pairs ``(2i, 2i+1)`` for ``layout="interleaved"`` and ``(i, i + d/2)`` for ``"half"``.
+    Use it to study angles made some other way, e.g. :math:`m\theta_i` formed in float32
+    or bfloat16, or a phase :math:`\varphi_m` that is not linear in the position:
+    ``rotate_by_angles(x, m * theta)`` equals ``apply_rope(x[None], [m])[0]`` whenever
+    ``m * theta`` is the float64 product that :func:`apply_rope` forms.
+
+    The angles are taken as given, widened to float64 exactly (float32 and float16 angles
+    lose nothing); each pair is rotated by one complex128 product in the kernel of
+    :func:`apply_rope`, and the result is rounded once to the input's float dtype (integer
+    input gives float64).
+
+    Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
+    argument): ``x`` a non-empty real array-like (integer or float dtype; bools, complex
+    numbers, NaN and infinities refused) with at least 1 dimension and a positive even
+    last dimension :math:`d` at most 2**16; ``angles`` a finite real array-like whose
+    shape broadcasts to ``x.shape[:-1] + (d/2,)`` (one angle per pair: a 1-D array of
+    ``d/2`` angles turns every vector alike); ``layout`` ``"interleaved"`` or ``"half"``.
+    """
+    arr = as_real_array(x, "x", min_ndim=1, keep_float_dtype=True, finite=False)
+    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    d = check_width(arr.shape[-1], "x.shape[-1] (d)")
+    phi = as_real_array(angles, "angles")
+    target = (*arr.shape[:-1], d // 2)
+    try:
+        phi = np.broadcast_to(phi, target)
+    except ValueError:
+        raise ValueError(
+            f"angles must have a shape that broadcasts to x.shape[:-1] + (d/2,) = {target}, got {phi.shape}"
+        ) from None
+    rows = arr.reshape(-1, d)  # every vector is one row; its angles are the same row of phi
+    out = rotate_checked(rows, unit_phases(np.ascontiguousarray(phi).reshape(-1, d // 2)), layout)
+    return out.reshape(arr.shape)
+
+
 def rope_matrix(
     d_head: int,
     position: float,

@@ -314,6 +314,78 @@ def test_apply_rope_keeps_every_pair_length_up_to_2_53(m, d):
     np.testing.assert_allclose(pairs_out, pairs_in, rtol=8 * EPS)
 
 
+@settings(max_examples=30)
+@given(
+    d=st.sampled_from([2, 4, 8]),
+    rows=st.integers(1, 4),
+    layout=st.sampled_from(["interleaved", "half"]),
+    angle_dtype=st.sampled_from([np.float64, np.float32, np.int64]),
+    data=st.data(),
+)
+def test_rotate_by_angles_matches_complex_rotation(d, rows, layout, angle_dtype, data):
+    values = data.draw(st.lists(st.integers(-50, 50), min_size=rows * d, max_size=rows * d))
+    x = np.array(values, dtype=np.float64).reshape(rows, d)
+    flat = data.draw(
+        st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=rows * d // 2, max_size=rows * d // 2)
+    )
+    angles = np.array(flat).astype(angle_dtype).reshape(rows, d // 2)
+    got = posenc.rotate_by_angles(x.tolist(), angles, layout=layout)
+    assert got.dtype == np.float64 and got.shape == (rows, d)
+    with mpmath.workprec(MP_PREC):  # each pair times exp(i phi), phi the given angle exactly
+        for r in range(rows):
+            for i in range(d // 2):
+                a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+                z = mpmath.mpc(x[r, a], x[r, b]) * mpmath.expj(mpmath.mpf(float(angles[r, i])))
+                # cos and sin within an ulp, the complex product within 2 roundings: |a| + |b| <= 100
+                assert abs(got[r, a] - float(z.real)) <= 100 * 4 * EPS
+                assert abs(got[r, b] - float(z.imag)) <= 100 * 4 * EPS
+
+
+def test_rotate_by_angles_broadcasts_and_agrees_with_apply_rope():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, 3, 8)).astype(np.float32)
+    theta = posenc.rope_frequencies(8)
+    for m in (0.0, 3.0, 1e6, float(2**40)):
+        # the same float64 angles m * theta: the same bits as apply_rope (one kernel)
+        np.testing.assert_array_equal(posenc.rotate_by_angles(x, m * theta), posenc.apply_rope(x, [m] * 3))
+    # a 1-D vector, and one angle per vector broadcast over the pairs
+    np.testing.assert_allclose(posenc.rotate_by_angles([1, 0], [math.pi / 2]), [0.0, 1.0], atol=2 * EPS)
+    per_vector = posenc.rotate_by_angles(np.ones((3, 4)), np.array([[0.0], [math.pi], [math.pi / 2]]))
+    np.testing.assert_allclose(per_vector, [[1, 1, 1, 1], [-1, -1, -1, -1], [-1, 1, -1, 1]], atol=4 * EPS)
+    # float32 angles are used as they are: exactly the float64 rotation by their values
+    a32 = (np.arange(1, 5) * np.float32(0.1)).astype(np.float32)
+    np.testing.assert_array_equal(
+        posenc.rotate_by_angles(np.ones(8), a32), posenc.rotate_by_angles(np.ones(8), a32.astype(np.float64))
+    )
+
+
+ROTATE_BY_ANGLES_BAD = [
+    (lambda: posenc.rotate_by_angles(np.ones((2, 5)), np.zeros(2)), ValueError, "x.shape[-1]"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros(3)), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros((3, 2))), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0.0, NAN]), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0.0, INF]), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0j, 1j]), TypeError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [True, False]), TypeError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros((2, 0))), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)) + 0j, [0.0, 1.0]), TypeError, "x"),
+    (lambda: posenc.rotate_by_angles(np.array([1.0, NAN]), [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(np.ones(0), [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(1.0, [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(np.ones(4), [0.0, 1.0], layout="split"), ValueError, "layout"),
+    (lambda: posenc.rotate_by_angles(np.full(2, 6e4, dtype=np.float16), [0.7]), ValueError, "x"),
+]
+
+
+@pytest.mark.parametrize(
+    ("site", "exc", "name"),
+    ROTATE_BY_ANGLES_BAD,
+    ids=[f"{n}-{i}" for i, (_, _, n) in enumerate(ROTATE_BY_ANGLES_BAD)],
+)
+def test_rotate_by_angles_refuses_bad_input(site, exc, name):
+    refuses(exc, name, site)
+
+
 @settings(max_examples=25)
 @given(
     d=st.sampled_from([2, 4, 8, 16]),
@@ -1040,6 +1112,7 @@ COVERED = {
     "SinusoidalPositionalEncoding", "frequencies", "wavelengths", "sinusoidal_encoding",
     "iter_sinusoidal_blocks", "interleaved_to_split", "relative_position_matrix",
     "rope_frequencies", "rope_layout_permutation", "apply_rope", "rope_matrix", "rope_decay_bound",
+    "rotate_by_angles",
     "alibi_slopes", "alibi_bias", "alibi_bias_key_form",
     "t5_bucket_thresholds", "t5_relative_position_bucket", "t5_bias", "shaw_relative_positions",
     "shaw_relative_logits",

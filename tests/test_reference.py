@@ -72,6 +72,26 @@ def test_reference_rope_is_complex_multiplication_by_the_phase():
     np.testing.assert_array_equal(reference.rope(x[..., perm], positions, layout="half"), out[..., perm])
 
 
+@given(
+    d_model=even_widths, base=bases, k=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=4)
+)
+def test_reference_cosine_sum_is_the_sum_of_cosines(d_model, base, k):
+    omega = posenc.frequencies(d_model, base)
+    got = reference.cosine_sum(np.array(k), omega)
+    assert got.shape == (len(k),)
+    with mpmath.workprec(256):
+        for kk, g in zip(k, got, strict=True):
+            exact = mpmath.fsum(mpmath.cos(mpmath.mpf(kk) * mpmath.mpf(float(w))) for w in omega)
+            # each angle k*w rounded once (|k| w 2^-53), cos within an ulp, the sum d/2 roundings
+            bound = abs(kk) * float(omega.sum()) * 2.0**-53 + d_model * EPS
+            assert abs(g - float(exact)) <= bound
+    # the dot product of two rows of the textbook table, offset k apart (integer offsets)
+    table = reference.sinusoidal_table(40, d_model, base)
+    np.testing.assert_allclose(
+        np.sum(table[:-7] * table[7:], axis=1), reference.cosine_sum(7.0, omega) * np.ones(33), atol=1e-9
+    )
+
+
 def test_reference_alibi_slopes_by_hand():
     assert reference.alibi_slopes(8).tolist() == [2.0**-k for k in range(1, 9)]
     # 6 heads: the 4-head slopes 2^-2, 2^-4, 2^-6, 2^-8, then every other slope of the
@@ -180,6 +200,19 @@ def test_apply_rope_agrees_with_the_reference(seed, shape, layout, offset, base,
     out_ulp = np.finfo(dtype).eps
     bound = pair_norm * (np.abs(positions).max() * rel + 8 * EPS + out_ulp)
     assert np.max(np.abs(fast.astype(np.float64) - ref)) <= bound
+
+
+@given(
+    d_model=even_widths, base=bases, k=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=5)
+)
+def test_dot_product_sum_agrees_with_the_reference(d_model, base, k):
+    omega = posenc.frequencies(d_model, base)
+    exact_products = posenc.analysis.dot_product_sum(np.array(k), d_model, base)
+    rounded_angles = reference.cosine_sum(np.array(k), omega)
+    # the two differ by the rounding of the angles k*w_i in the reference (|k| w 2^-53 each)
+    # plus the documented d 2^-50 of dot_product_sum and the reference's own d ulp
+    bound = np.abs(k) * omega.sum() * 2.0**-53 + d_model * (2.0**-50 + EPS)
+    assert np.all(np.abs(exact_products - rounded_angles) <= bound)
 
 
 @given(n_heads=st.integers(1, 80), q_len=st.integers(1, 6), extra=st.integers(0, 6))

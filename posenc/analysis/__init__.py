@@ -7,10 +7,12 @@ naive encodings and the requirements of chapter 2 (``naive``), the functional eq
 chapter 6 (``functional``), the least-squares recovery of the shift matrix
 (``rotation``), the position readout of chapter 8 (``readout``) and the attention probe
 with its copy task (``probe``, ``tasks``) and the random attention stack without
-positional encoding with its linear probe of chapter 15 (``nope``). Every name is importable from here, e.g.
+positional encoding with its linear probe of chapter 15 (``nope``), and the operation counts
+of a layer of chapter 13 (``cost``). Every name is importable from here, e.g.
 ``posenc.analysis.dot_product_sum``.
 """
 
+from .cost import layer_flops
 from .decay import (
     aliased_fraction,
     aliasing_onset,
@@ -86,6 +88,7 @@ __all__ = [
     "is_length_consistent",
     "is_shift_consistent",
     "is_unique",
+    "layer_flops",
     "log_asymptote",
     "mean_dot_by_offset",
     "mean_square_frequency",

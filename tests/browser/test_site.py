@@ -2,7 +2,8 @@
 
 Serves ``_build/html`` on localhost and checks what a reader sees: MathJax rendered every
 formula offline (no raw TeX left, no MathJax error), every image loaded, theorems and
-exercises are numbered, solutions start collapsed, the console is free of errors, the
+exercises are numbered, solutions start collapsed, certifying cells (code cells holding an
+``assert``) start collapsed, the console is free of errors, the
 launch menu of each chapter opens it on Binder, Colab and Thebe from the repository and
 branch set in ``_config.yml``, and the search page finds a known term.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import shutil
 import threading
@@ -235,6 +237,64 @@ def check_numbered_and_collapsed(browser):
         assert body and not any(b.is_displayed() for b in body), "a solution is not collapsed"
 
 
+# A code cell certifies a claim when it holds an assert statement or a numpy.testing check.
+ASSERT = re.compile(r"^\s*assert\b|\.assert_\w+\(", flags=re.M)
+# Share of a chapter's certifying cells that must start collapsed (DESIGN: the certifying cell
+# under a proof is collapsed, hide-input; the code a reader is meant to read stays visible).
+CERTIFYING_COLLAPSED = 0.9
+
+
+def rendered_code_cells(page: str) -> list[tuple[int, list[str], str]]:
+    """(notebook index, tags, source) of each code cell the page renders, in page order.
+
+    MyST-NB renders every code cell of the chapter's notebook as a ``div.cell`` in notebook
+    order, except the cells tagged ``remove-cell``; each tag ``t`` becomes the class ``tag_t``.
+    """
+    nb = json.loads((ROOT / page.removesuffix(".html")).with_suffix(".ipynb").read_text())
+    cells = []
+    for index, cell in enumerate(nb["cells"]):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and "remove-cell" not in tags:
+            cells.append((index, tags, "".join(cell["source"])))
+    return cells
+
+
+def check_certifying_cells_collapsed(browser, page):
+    """At least 90% of the chapter's certifying cells show no code when the page loads.
+
+    Certifying cells are read from the chapter's notebook (code cells with an ``assert``);
+    solution cells are left out (the page shows them inside collapsed solutions, checked by
+    ``check_numbered_and_collapsed``). Notebook cells and rendered cells are matched in
+    order, and the match is checked by their tags.
+    """
+    cells = rendered_code_cells(page)
+    divs = browser.find_elements(By.CSS_SELECTOR, "main div.cell")
+    assert len(divs) == len(cells), (
+        f"{page}: {len(divs)} rendered code cells, but its notebook has {len(cells)} code cells "
+        "not tagged remove-cell: the cells cannot be matched"
+    )
+    collapsed, visible = 0, []
+    for div, (index, tags, source) in zip(divs, cells, strict=True):
+        classes = set(div.get_attribute("class").split())
+        assert {f"tag_{t}" for t in tags} <= classes, (
+            f"{page}: notebook cell {index} {tags} rendered as {classes}"
+        )
+        if "solution" in tags or not ASSERT.search(source):
+            continue
+        code = div.find_element(By.CSS_SELECTOR, ".cell_input")
+        if code.is_displayed():
+            first = next((line for line in source.splitlines() if line.strip()), "")
+            visible.append(f"{page}, notebook cell {index} {tags or '(no tags)'}: {first[:70]}")
+        else:
+            collapsed += 1
+    total = collapsed + len(visible)
+    assert collapsed >= CERTIFYING_COLLAPSED * total, (
+        f"{page}: only {collapsed} of {total} certifying cells (with an assert) start collapsed, "
+        f"fewer than {CERTIFYING_COLLAPSED:.0%}; tag these hide-input or split them into the code to "
+        "read and a collapsed check:\n" + "\n".join(visible)
+    )
+
+
 def check_launch_buttons(browser, page):
     """The launch menu opens this chapter's notebook from the configured repository and branch."""
     notebook = page.removesuffix(".html") + ".ipynb"
@@ -294,12 +354,13 @@ def test_page_renders(server, browser, page):
         pytest.skip(AXE_MISSING)
 
 
-# One load per chapter serves all three checks (loading a page and typesetting its formulas
+# One load per chapter serves all the checks (loading a page and typesetting its formulas
 # is most of the time this test takes).
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_chapter_renders_numbers_collapses_and_launches(server, browser, page):
     check_rendered(server, browser, page)
     check_numbered_and_collapsed(browser)
+    check_certifying_cells_collapsed(browser, page)
     check_solution_opens_from_keyboard(browser)
     audited = check_accessible(browser, page)
     check_launch_buttons(browser, page)
