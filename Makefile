@@ -85,8 +85,10 @@ book: $(STAMP)
 test:
 	$(PYTHON) scripts/run_tests.py
 
+# The tests of the built student site run in test-student, right after it is built.
 test-unit: $(STAMP)
-	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py --ignore=tests/test_pdf.py
+	$(BIN)/pytest -n 2 tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py --ignore=tests/test_pdf.py \
+	  -k "not built_student_site"
 
 ## test-nbgrader: nbgrader's own workflow in a temporary course directory: generate_assignment
 ## (chapter 11 and a marker-format fixture), autograde the instructor's and the untouched

@@ -235,6 +235,11 @@ def check_numbered_and_collapsed(browser):
     for sol in solutions:
         body = sol.find_elements(By.CSS_SELECTOR, "section, div.section, p:not(.admonition-title)")
         assert body and not any(b.is_displayed() for b in body), "a solution is not collapsed"
+    # nbgrader's marker lines stay in the notebooks but are not shown (_ext/solution_markers.py)
+    shown = [
+        e.get_attribute("textContent") for e in browser.find_elements(By.CSS_SELECTOR, "div.cell_input pre")
+    ]
+    assert shown and not [c for c in shown if "BEGIN SOLUTION" in c or "END SOLUTION" in c]
 
 
 # A code cell certifies a claim when it holds an assert statement or a numpy.testing check.
