@@ -59,7 +59,10 @@ $(READER_STAMP): requirements.txt pyproject.toml
 pdf: $(STAMP)
 	rm -rf _build/latex
 	$(BIN)/python scripts/config_stored_outputs.py $(PDF_CONFIG)
-	$(BIN)/jupyter-book build . --all --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
+	# No --all: right after the warnings-as-errors site build from the same stored outputs
+	# (test-build), Sphinx reuses the documents it has just read (_build/.doctrees); after any
+	# change of a source or of the configuration (make book executes) it reads them again.
+	$(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
 	if [ -d _build/html ]; then cp _build/latex/book.pdf _build/html/book.pdf; fi
 	@echo "PDF: _build/latex/book.pdf"
 
