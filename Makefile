@@ -94,7 +94,7 @@ test-unit: $(STAMP)
 	  -k "not built_student_site"
 
 ## test-nbgrader: nbgrader's own workflow in a temporary course directory: generate_assignment
-## (chapter 11 and a marker-format fixture), autograde the instructor's and the untouched
+## (chapter 10 and a marker-format fixture), autograde the instructor's and the untouched
 ## student notebooks (full marks, zero), generate_feedback
 test-nbgrader: $(STAMP)
 	$(BIN)/pytest tests/test_nbgrader_workflow.py
