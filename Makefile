@@ -31,7 +31,9 @@ env: $(STAMP)
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	# --no-compile: Python compiles the modules that are imported when they first are (most
+	# of these packages' files never are), instead of pip compiling every file up front.
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements-dev.txt
 	# Build matplotlib's font cache now: its one-time notice on stderr would otherwise
 	# land in the first executed cell and break nbval and the build.
 	$(BIN)/python -c "import matplotlib.pyplot"
@@ -44,7 +46,7 @@ env-reader: $(READER_STAMP)
 $(READER_STAMP): requirements.txt pyproject.toml
 	test -x $(READER)/bin/python || $(PYTHON) -m venv $(READER)
 	$(READER)/bin/python -m pip install --quiet --upgrade pip==26.3
-	$(READER)/bin/python -m pip install --quiet -r requirements.txt
+	$(READER)/bin/python -m pip install --quiet --no-compile -r requirements.txt
 	$(READER)/bin/python -m ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL) \
 	  --display-name "Python 3 (posenc reader environment)" >/dev/null
 	$(READER)/bin/python -c "import matplotlib.pyplot"
@@ -132,7 +134,9 @@ test-browser: $(STAMP)
 # chapters (solutions included) run in nbval; `make test-colab` runs them through Colab too.
 test-student: $(STAMP)
 	$(BIN)/python scripts/make_student.py --out _build/student
-	$(BIN)/python scripts/check_colab.py --python $(PYTHON) --edition _build/student/chapters --store --jobs 2
+	# one BLAS thread per kernel: two chapters run side by side, beside other stages
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python scripts/check_colab.py --python $(PYTHON) \
+	  --edition _build/student/chapters --store --jobs 2
 	$(BIN)/python scripts/config_stored_outputs.py --book _build/student _build/config-student-stored.yml
 	$(BIN)/jupyter-book build _build/student --all -W -n --keep-going --config _build/config-student-stored.yml
 	rm -rf _build/student/html
