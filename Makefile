@@ -84,8 +84,9 @@ book: $(STAMP)
 
 ## test: the environment, then lint, unit + property tests, nbval (strict) over every
 ## chapter, a warnings-as-errors build of the book, the built site in headless Chromium,
-## the student edition (built, then searched for any trace of a solution), the Binder
-## environment check and every chapter run as a fresh Colab runtime would run it.
+## the PDF read back, the student edition run chapter by chapter as a fresh Colab runtime
+## would run it (set-up cell first), its site built and searched for any trace of a
+## solution, the nbgrader round trip and the Binder environment check.
 ## scripts/run_tests.py runs the independent stages side by side and prints their times.
 test:
 	$(PYTHON) scripts/run_tests.py
