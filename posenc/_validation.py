@@ -163,6 +163,20 @@ def check_int_sequence(
     return [check_int(v, f"{name}[{i}]", minimum, maximum, maximum_text) for i, v in enumerate(value)]
 
 
+def check_sequence(value: object, name: str, what: str) -> list:
+    """Return ``value``, a non-empty list or tuple, as a list (its entries are not checked).
+
+    A string, bytes, a set, a dict, an iterator, a scalar or anything else that is not a
+    list or tuple raises ``TypeError`` (the message says it wants a list or tuple of
+    ``what``); an empty one raises ``ValueError``; both name ``name``.
+    """
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of {what}, got {value!r}")
+    if len(value) == 0:
+        raise ValueError(f"{name} must not be empty")
+    return list(value)
+
+
 def check_lengths(value: object, name: str, *, max_entries: int | None = None) -> list[int]:
     """A non-empty sequence of lengths, each as :func:`check_length`, as a list of ``int``.
 

@@ -9,7 +9,12 @@ Notation as in the book: :math:`R(\theta)` is the counter-clockwise rotation
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+
+from ._validation import check_sequence
 
 
 def vanishes(expr: Any) -> bool:
@@ -39,3 +44,40 @@ def softmax_rows(scores: Any) -> Any:
     s = sp.Matrix(scores)
     e = s.applyfunc(sp.exp)
     return sp.Matrix(s.rows, s.cols, lambda i, j: e[i, j] / sum(e[i, col] for col in range(s.cols)))
+
+
+def _expression(value: Any, name: str) -> Any:
+    """``value`` as a SymPy expression; bools, strings and other non-numbers raise ``TypeError``."""
+    import sympy as sp
+
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a SymPy expression or a number, got the bool {value!r}")
+    try:
+        expr = sp.sympify(value, strict=True)
+    except sp.SympifyError:
+        raise TypeError(f"{name} must be a SymPy expression or a number, got {value!r}") from None
+    if not isinstance(expr, sp.Expr):
+        raise TypeError(f"{name} must be a SymPy expression or a number, got {value!r}")
+    return expr
+
+
+def sinusoidal_vector(position: Any, omegas: Sequence[Any]) -> Any:
+    r"""The sinusoidal encoding :math:`PE_p` of one position as a SymPy column vector.
+
+    Vaswani et al.'s interleaved row with the frequencies given, symbolic or exact:
+    entry :math:`2i` is :math:`\sin(\omega_i p)` and entry :math:`2i+1` is
+    :math:`\cos(\omega_i p)`, for :math:`p` = ``position`` and :math:`\omega_i` =
+    ``omegas[i]``, so the vector has ``2 * len(omegas)`` entries. With
+    :math:`\omega_i = 10000^{-2i/d}` it is row :math:`p` of the table
+    :func:`posenc.reference.sinusoidal_table` computes in floating point.
+
+    ``position`` a SymPy expression or a number; ``omegas`` a non-empty list or tuple of
+    them (SymPy symbols for a proof that holds for every frequency). Anything else raises
+    ``TypeError`` or ``ValueError`` naming the argument.
+    """
+    import sympy as sp
+
+    freqs = check_sequence(omegas, "omegas", "SymPy expressions or numbers")
+    p = _expression(position, "position")
+    ws = [_expression(w, f"omegas[{i}]") for i, w in enumerate(freqs)]
+    return sp.Matrix([f(w * p) for w in ws for f in (sp.sin, sp.cos)])

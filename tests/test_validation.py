@@ -354,6 +354,30 @@ def test_check_int_sequence_message_says_what_is_wanted():
         check_int_sequence("abc", "widget", what="3 gadget counts")
 
 
+def test_check_sequence_returns_a_list_of_the_entries_unchecked():
+    from posenc._validation import check_sequence
+
+    marker = object()
+    assert check_sequence((1, "a", marker), "widget", "gadgets") == [1, "a", marker]
+    assert check_sequence([2.5], "widget", "gadgets") == [2.5]
+
+
+@pytest.mark.parametrize(
+    ("value", "exc"),
+    [("ab", TypeError), (b"ab", TypeError), ({1, 2}, TypeError), ({1: 2}, TypeError),
+     (iter([1]), TypeError), (range(3), TypeError), (np.array([1.0]), TypeError), (1.0, TypeError),
+     (None, TypeError), ([], ValueError), ((), ValueError)],
+)  # fmt: skip
+def test_check_sequence_refusals_name_the_argument(value, exc):
+    from posenc._validation import check_sequence
+
+    with pytest.raises(exc, match="widget"):
+        check_sequence(value, "widget", "gadgets")
+    if exc is TypeError:
+        with pytest.raises(TypeError, match="widget must be a list or tuple of gadgets"):
+            check_sequence(value, "widget", "gadgets")
+
+
 def test_check_lengths_accepts_lengths_up_to_2_28():
     from posenc._validation import check_lengths
 
