@@ -121,20 +121,21 @@ def _has_tiny_rows(vals: np.ndarray, skip: int, inclusive: bool) -> bool:
     return _has_tiny(vals[:skip], inclusive) or _has_tiny(vals[skip + 1 :], inclusive)
 
 
-def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo) -> bool:
+def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo) -> tuple[np.ndarray, np.ndarray]:
     """Recompute with :func:`exact_sincos` the entries of ``rows`` below ``_TINY`` in magnitude.
 
     ``rows`` holds ``sin + 1j * cos`` for the positions ``pos`` (complex128, before any
     rounding to the table's dtype, so that a float32 table is the float64 table rounded).
-    Returns whether any entry was recomputed.
+    Returns the row and column indices, in the float64 view ``(n, d)`` of ``rows``, of
+    the recomputed entries (there are a few in a table of millions: locate them, then
+    evaluate only those).
     """
     vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
-    if not _has_tiny(vals, inclusive=False):
-        return False
-    r, col = np.nonzero(np.abs(vals) < _TINY)
-    exact_s, exact_c = exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
-    vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
-    return True
+    r, col = np.divmod(np.flatnonzero(np.abs(vals) < _TINY), vals.shape[1])
+    if r.size:
+        exact_s, exact_c = exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
+        vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
+    return r, col
 
 
 def _store(out: np.ndarray, a: int, rows: np.ndarray, layout: str) -> np.ndarray:
@@ -155,7 +156,7 @@ def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, skip=-1) -> None:
     see :func:`_has_tiny_rows`). A float32 or float16 table is scanned after the store, at
     half the cost or less: rounding is monotonic and ``_TINY`` is representable, so an
     entry below ``_TINY`` before rounding is at most ``_TINY`` after; only when one is
-    found are the float64 values scanned, fixed and stored again.
+    found are the float64 values scanned, and the entries fixed stored again.
     """
     vals = rows.view(np.float64)
     if out.dtype == np.float64:
@@ -164,8 +165,10 @@ def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, skip=-1) -> None:
         _store(out, a, rows, layout)
         return
     dst = _store(out, a, rows, layout)
-    if _has_tiny_rows(dst, skip, inclusive=True) and _fix_tiny(rows, pos, w_hi, w_lo):
-        _store(out, a, rows, layout)
+    if _has_tiny_rows(dst, skip, inclusive=True):
+        r, col = _fix_tiny(rows, pos, w_hi, w_lo)
+        half = rows.shape[1]
+        dst[r, col if layout == "interleaved" else col // 2 + (col % 2) * half] = vals[r, col]
 
 
 def _segment_rows(half: int) -> int:
