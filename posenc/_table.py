@@ -241,7 +241,8 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     # u_k repeated on every row of a range: numpy multiplies two arrays of one shape
     # faster than it broadcasts a row (measured 0.6 against 1 ns a pair), and a range
     # within a block reuses the copy.
-    u_rows, u_rows_k = np.empty((seg_rows, half), dtype=np.complex128), -1
+    step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))  # the most rows of a range within one block
+    u_rows, u_rows_k = np.empty((min(pos.size, step), half), dtype=np.complex128), -1
     for a, b, k, j0 in _segments(pos.size, offset, half):
         m = b - a
         rows = target[a:b] if direct else scratch[:m]
