@@ -280,3 +280,15 @@ def test_small_entry_scan_agrees_with_magnitudes(dtype, inclusive):
             assert _has_tiny(row, inclusive) == expected, (value, filler)
             assert _has_tiny(np.stack([row, np.full(7, filler, dtype=dtype)])[:, 1::2], inclusive) == expected
     assert not _has_tiny(np.array([0.5, -0.75, 1.0], dtype=dtype), inclusive)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_row_of_position_zero_is_exact(layout, dtype):
+    # sin 0 = +0 and cos 0 = 1 in every column, wherever position 0 sits in the run (the
+    # small-entry scan leaves that row out: its zeros are exact, not rounding residue).
+    for positions in (np.arange(0, 700), np.arange(-300, 400), np.arange(-699, 1), [0], [5, 0, -5]):
+        table = _layout_columns(posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype), layout)
+        row = table[list(np.asarray(positions)).index(0)]
+        assert np.all(row[0::2] == 0) and not np.any(np.signbit(row[0::2]))
+        assert np.all(row[1::2] == 1)
