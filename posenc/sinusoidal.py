@@ -16,6 +16,8 @@ angle :math:`k\omega_i`, so :math:`PE_{p+k} = M_k\,PE_p` for a block-diagonal ma
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ._exact import correctly_rounded_frequencies, correctly_rounded_wavelengths
@@ -131,7 +133,9 @@ def sinusoidal_encoding(
             raise ValueError(f"out must have shape {shape} and dtype {dt}, got {out.shape} and {out.dtype}")
         if not out.flags.writeable:
             raise ValueError("out must be writable")
-    fill(out, pos, d_model, base, layout)
+    fill(
+        out, pos, d_model, base, layout, consecutive=True if isinstance(positions, numbers.Integral) else None
+    )
     return out
 
 
@@ -163,14 +167,23 @@ def iter_sinusoidal_blocks(
     dt = check_float_dtype(dtype)
     block = check_positive_int(block, "block")
     check_size((min(block, pos.size), d_model), "one block (block, d_model)")
-    return _iter_blocks(pos, d_model, block, base, layout, dt)
+    consecutive = True if isinstance(positions, numbers.Integral) else None
+    return _iter_blocks(pos, d_model, block, base, layout, dt, consecutive)
 
 
-def _iter_blocks(pos: np.ndarray, d_model: int, block: int, base: float, layout: str, dt: np.dtype):
+def _iter_blocks(
+    pos: np.ndarray,
+    d_model: int,
+    block: int,
+    base: float,
+    layout: str,
+    dt: np.dtype,
+    consecutive: bool | None,
+):
     for a in range(0, pos.size, block):
         rows = pos[a : a + block]
         buf = np.empty((rows.size, d_model), dtype=dt)
-        fill(buf, rows, d_model, base, layout)
+        fill(buf, rows, d_model, base, layout, consecutive)
         yield a, buf
 
 

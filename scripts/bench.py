@@ -5,9 +5,13 @@ Run ``python scripts/bench.py`` (full, a few minutes) or ``python scripts/bench.
 machine to ``PATH``. Each row is one implementation at one size: the median wall time of a
 few repeats (``time.perf_counter``), the peak memory allocated during one extra call
 (``tracemalloc``, to which numpy reports its array allocations) and the time ratio to the
-row's baseline. For the sinusoidal tables the max error against mpmath (at sampled
-positions, all columns) is printed too. These are measurements, not tests: they depend on
-the machine and on whatever else runs on it.
+row's baseline. For the sinusoidal tables the speedup over the straightforward float64
+table (its time over this row's), the ratio to ``np.full`` of the same shape and dtype
+(``vs fill``) and the max error against mpmath (at sampled positions, all columns) are
+printed too; for RoPE the max error against an mpmath rotation. Implementations compared
+with each other are timed in turn, round after round, so that background load falls on
+all of them alike. These are measurements, not tests: they depend on the machine and on
+whatever else runs on it (compare rows of one run, not runs).
 """
 
 from __future__ import annotations
@@ -180,7 +184,7 @@ def run(quick: bool = False, log=print) -> dict:
     ``max_err_ulp`` (in ulps of the output dtype at the norm of the pair, which the
     rotation keeps).
     """
-    repeats = 3 if quick else 5
+    repeats = 3 if quick else 7
     rows: list[dict] = []
 
     def emit(
@@ -202,10 +206,11 @@ def run(quick: bool = False, log=print) -> dict:
         mem_txt = "" if peak is None else f"{peak / 2**20:8.1f} MiB"
         ratio_txt = "" if ratio is None else f"x{ratio:6.2f}"
         fill_txt = f"fill x{row['ratio_fill']:5.2f}" if row.get("ratio_fill") is not None else ""
+        speed_txt = f"{row['speedup']:5.1f}x" if row.get("speedup") is not None else ""
         err = "" if error is None else f"err {error[0]:.2e} ({error[1]:.3g} {error_key[8:]})"
         log(
             f"{group:10s} {name:30s} {size:25s} {t_txt:>13s} {mem_txt:>12s} "
-            f"{ratio_txt:>8s} {fill_txt:>11s}  {err}"
+            f"{ratio_txt:>8s} {speed_txt:>7s} {fill_txt:>11s}  {err}"
         )
 
     def record(group, name, size, fn, baseline_time=None, repeats=repeats, error=None):
@@ -223,7 +228,7 @@ def run(quick: bool = False, log=print) -> dict:
 
     log(
         f"{'group':10s} {'implementation':30s} {'size':25s} {'time':>13s} {'peak memory':>12s} "
-        f"{'ratio':>8s} {'vs fill':>11s}  max error (vs mpmath)"
+        f"{'ratio':>8s} {'speedup':>7s} {'vs fill':>11s}  max error (vs mpmath)"
     )
     # ---- sinusoidal tables -------------------------------------------------------------
     # ratio: over the straightforward float64 table; vs fill: over np.full of the same

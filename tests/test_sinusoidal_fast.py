@@ -260,3 +260,35 @@ def test_float32_table_is_the_float64_table_rounded(layout):
     assert np.sum(np.abs(t64) < 2.0**-20) > 0
     t32 = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=np.float32)
     np.testing.assert_array_equal(t32, t64.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("inclusive", [False, True])
+def test_small_entry_scan_agrees_with_magnitudes(dtype, inclusive):
+    # The table looks for entries below 2^-20 by reading integer views of the float bits
+    # (posenc._table._has_tiny); compare with the magnitudes as Python floats, at and next
+    # to the threshold, of both signs, zeros included, wherever the entry sits.
+    from posenc._table import _has_tiny
+
+    t = dtype(2.0**-20)
+    around = [t, np.nextafter(t, dtype(0)), np.nextafter(t, dtype(1)), dtype(0), dtype(0.5), dtype(1)]
+    for value in [s * a for a in around for s in (dtype(1), dtype(-1))]:
+        expected = abs(float(value)) <= 2.0**-20 if inclusive else abs(float(value)) < 2.0**-20
+        for filler in (dtype(1), dtype(-1), dtype(0.25)):
+            row = np.full(7, filler, dtype=dtype)
+            row[3] = value
+            assert _has_tiny(row, inclusive) == expected, (value, filler)
+            assert _has_tiny(np.stack([row, np.full(7, filler, dtype=dtype)])[:, 1::2], inclusive) == expected
+    assert not _has_tiny(np.array([0.5, -0.75, 1.0], dtype=dtype), inclusive)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_row_of_position_zero_is_exact(layout, dtype):
+    # sin 0 = +0 and cos 0 = 1 in every column, wherever position 0 sits in the run (the
+    # small-entry scan leaves that row out: its zeros are exact, not rounding residue).
+    for positions in (np.arange(0, 700), np.arange(-300, 400), np.arange(-699, 1), [0], [5, 0, -5]):
+        table = _layout_columns(posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype), layout)
+        row = table[list(np.asarray(positions)).index(0)]
+        assert np.all(row[0::2] == 0) and not np.any(np.signbit(row[0::2]))
+        assert np.all(row[1::2] == 1)
