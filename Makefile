@@ -31,9 +31,9 @@ env: $(STAMP)
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	# --no-compile: Python compiles the modules that are imported when they first are (most
-	# of these packages' files never are), instead of pip compiling every file up front.
-	$(BIN)/python -m pip install --quiet --no-compile -r requirements-dev.txt
+	# pip compiles every module at install time; keep it so (no --no-compile): where
+	# PYTHONDONTWRITEBYTECODE is set, Python would otherwise recompile on every import.
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	# Build matplotlib's font cache now: its one-time notice on stderr would otherwise
 	# land in the first executed cell and break nbval and the build.
 	$(BIN)/python -c "import matplotlib.pyplot"
@@ -46,7 +46,7 @@ env-reader: $(READER_STAMP)
 $(READER_STAMP): requirements.txt pyproject.toml
 	test -x $(READER)/bin/python || $(PYTHON) -m venv $(READER)
 	$(READER)/bin/python -m pip install --quiet --upgrade pip==26.3
-	$(READER)/bin/python -m pip install --quiet --no-compile -r requirements.txt
+	$(READER)/bin/python -m pip install --quiet -r requirements.txt
 	$(READER)/bin/python -m ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL) \
 	  --display-name "Python 3 (posenc reader environment)" >/dev/null
 	$(READER)/bin/python -c "import matplotlib.pyplot"

@@ -334,7 +334,7 @@ def test_dev_requirements_add_the_tools_on_top_of_the_reader_pins():
 def test_make_installs_dev_tools_and_nbval_runs_the_reader_kernel():
     makefile = (ROOT / "Makefile").read_text()
     env_rule = re.search(r"^\$\(STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
-    assert re.search(r"pip install --quiet (--no-compile )?-r requirements-dev.txt", env_rule)
+    assert "pip install --quiet -r requirements-dev.txt" in env_rule
     reader_rule = re.search(r"^\$\(READER_STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
     assert "-r requirements.txt" in reader_rule and "requirements-dev" not in reader_rule
     assert "ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL)" in reader_rule
