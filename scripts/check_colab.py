@@ -93,12 +93,14 @@ def colab_copy(src: Path, dest: Path, url: str, local_url: str) -> None:
 
 
 def store_back(executed: Path, dest: Path, url: str, local_url: str) -> None:
-    """Write ``executed`` to ``dest`` with its set-up cell cloning ``url`` again (and no outputs)."""
+    """Write ``executed`` to ``dest`` with its set-up cell cloning ``url`` again.
+
+    (``execute_notebooks.py`` has already left the set-up cell without outputs.)
+    """
     nb = nbformat.read(executed, as_version=4)
     for cell in nb.cells:
         if colab_cell.is_setup_cell(cell):
             cell.source = cell.source.replace(f'REPOSITORY_URL = "{local_url}"', f'REPOSITORY_URL = "{url}"')
-            cell.outputs, cell.execution_count = [], None
     nbformat.write(nb, dest)
 
 

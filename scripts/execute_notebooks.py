@@ -33,7 +33,7 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = "import posenc as _p\nprint('posenc from', _p.__file__)"
-SETUP_CELL_ID = "colab-setup"  # the hidden first cell that scripts/colab_cell.py writes
+SETUP_CELL_ID = "colab-setup"  # colab_cell.CELL_ID (not imported: this script runs with nbclient alone)
 
 
 def execute(path: Path, store: bool = True, origin: bool | None = None) -> tuple[float, str]:
@@ -59,8 +59,8 @@ def execute(path: Path, store: bool = True, origin: bool | None = None) -> tuple
     if not store:
         return elapsed, found
     for cell in nb.cells:
-        if cell.get("id") == SETUP_CELL_ID:
-            cell.outputs = []  # the Colab set-up cell's clone progress, where it ran
+        if cell.get("id") == SETUP_CELL_ID:  # the Colab set-up cell: its clone progress, where it ran
+            cell.outputs = []  # (its execution count stays: nbval compares counted cells only)
     # A warning or error printed to stderr is a defect the book build rejects too
     # (`stderr_output: error`): name the cell instead of storing it.
     for index, cell in enumerate(nb.cells):

@@ -379,15 +379,32 @@ def test_colab_check_stores_back_with_the_real_address(tmp_path):
     local = "file:///tmp/remote/positional-encodings.git"
     src = CHAPTERS[0]
     check_colab.colab_copy(src, tmp_path / "run.ipynb", URL, local)
-    ran = nbformat.read(tmp_path / "run.ipynb", as_version=4)
-    ran.cells[0].outputs = [nbformat.v4.new_output("stream", name="stderr", text="Cloning into ...\n")]
-    ran.cells[0].execution_count = 1
-    nbformat.write(ran, tmp_path / "run.ipynb")
     check_colab.store_back(tmp_path / "run.ipynb", tmp_path / "stored.ipynb", URL, local)
     stored, original = (
         nbformat.read(tmp_path / "stored.ipynb", as_version=4),
         nbformat.read(src, as_version=4),
     )
-    assert stored.cells[0].source == original.cells[0].source
-    assert stored.cells[0].outputs == [] and stored.cells[0].execution_count is None
+    assert (
+        stored.cells[0].source
+        == original.cells[0].source
+        != nbformat.read(tmp_path / "run.ipynb", 4).cells[0].source
+    )
     assert [c.source for c in stored.cells] == [c.source for c in original.cells]
+
+
+def test_stored_run_drops_the_setup_cells_output_and_refuses_other_stderr(tmp_path):
+    """execute_notebooks.py: the set-up cell's clone progress is not stored; any other stderr fails."""
+    runner = _load_script("execute_notebooks")
+    assert runner.SETUP_CELL_ID == colab_cell.CELL_ID
+    setup = nbformat.v4.new_code_cell("import sys\nprint('Cloning into ...', file=sys.stderr)")
+    setup.id = colab_cell.CELL_ID
+    nb = nbformat.v4.new_notebook(cells=[setup, nbformat.v4.new_code_cell("print(6 * 7)")])
+    nbformat.write(nb, tmp_path / "ok.ipynb")
+    runner.execute(tmp_path / "ok.ipynb")
+    stored = nbformat.read(tmp_path / "ok.ipynb", as_version=4)
+    assert stored.cells[0].outputs == [] and stored.cells[0].execution_count == 1
+    assert stored.cells[1].outputs[0]["text"] == "42\n"
+    nb.cells[1].source = "import sys\nprint('a warning', file=sys.stderr)"
+    nbformat.write(nb, tmp_path / "bad.ipynb")
+    with pytest.raises(RuntimeError, match="wrote to stderr"):
+        runner.execute(tmp_path / "bad.ipynb")
