@@ -16,6 +16,7 @@ Needs only the Python standard library (it runs before the environment exists).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -93,6 +94,7 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
     pending = list(stages)
     running: dict[str, tuple[subprocess.Popen, float, object]] = {}
     results: dict[str, tuple[str, float, str]] = {}
+    cpu: dict[str, float] = {}
 
     def stamp() -> str:
         return f"[{time.perf_counter() - start:5.0f} s]"
@@ -121,8 +123,13 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
                 print(f"{stamp()} start {stage.name}: {stage.what}", flush=True)
         time.sleep(0.2)
         for name, (proc, began, log) in list(running.items()):
-            if proc.poll() is None:
+            # wait4 instead of poll: it also returns the CPU time of the stage's whole
+            # process tree (make and every process it waited for)
+            pid, wait_status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == 0:
                 continue
+            proc.returncode = os.waitstatus_to_exitcode(wait_status)
+            cpu[name] = usage.ru_utime + usage.ru_stime
             log.close()
             del running[name]
             text = (LOGS / f"{name}.log").read_text(errors="replace")
@@ -138,11 +145,15 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
 
     total = time.perf_counter() - start
     width = max(len(s.name) for s in stages)
-    print(f"\n{'stage':<{width}}  {'status':<8} {'time':>6}  report")
+    print(f"\n{'stage':<{width}}  {'status':<8} {'time':>6} {'CPU':>6}  report")
     for stage in stages:
         status, seconds, note = results[stage.name]
-        print(f"{stage.name:<{width}}  {status:<8} {seconds:5.0f}s  {note}")
-    print(f"{'total':<{width}}  {'':<8} {total:5.0f}s  wall time, up to {jobs} stages at once")
+        used = f"{cpu[stage.name]:5.0f}s" if stage.name in cpu else f"{'':6}"
+        print(f"{stage.name:<{width}}  {status:<8} {seconds:5.0f}s {used}  {note}")
+    print(
+        f"{'total':<{width}}  {'':<8} {total:5.0f}s {sum(cpu.values()):5.0f}s  "
+        f"wall time, up to {jobs} stages at once; CPU time of every stage's processes"
+    )
     failed = [name for name, (status, _, _) in results.items() if status not in OK]
     if failed:
         print(f"make test FAILED: {', '.join(failed)} (logs in {LOGS.relative_to(ROOT)}/)")
