@@ -24,16 +24,22 @@ SAME_FLOATS := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_
 
 PDF_CONFIG := _build/config-pdf.yml
 
+# Python writes each module's bytecode (__pycache__) the first time it is imported, so that
+# the environments are installed without compiling everything (pip --no-compile) and every
+# later process reuses it. A shell that sets PYTHONDONTWRITEBYTECODE (some images do) would
+# make every process compile again all it imports; the variable is dropped for every recipe.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: pdf test-pdf book test test-unit test-nbgrader test-notebooks test-build test-browser test-student test-binder test-binder-fresh test-colab student bench lint notebooks colab-cell clean env env-reader
 
 env: $(STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip==26.3
-	# pip compiles every module at install time; keep it so (no --no-compile): where
-	# PYTHONDONTWRITEBYTECODE is set, Python would otherwise recompile on every import.
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-compile --upgrade pip==26.3
+	# --no-compile: modules are compiled when first imported instead (see PYTHONDONTWRITEBYTECODE
+	# above); pip would compile all of them, test suites and unused subpackages included.
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements-dev.txt
 	# Build matplotlib's font cache now: its one-time notice on stderr would otherwise
 	# land in the first executed cell and break nbval and the build.
 	$(BIN)/python -c "import matplotlib.pyplot"
@@ -45,8 +51,8 @@ env-reader: $(READER_STAMP)
 
 $(READER_STAMP): requirements.txt pyproject.toml
 	test -x $(READER)/bin/python || $(PYTHON) -m venv $(READER)
-	$(READER)/bin/python -m pip install --quiet --upgrade pip==26.3
-	$(READER)/bin/python -m pip install --quiet -r requirements.txt
+	$(READER)/bin/python -m pip install --quiet --no-compile --upgrade pip==26.3
+	$(READER)/bin/python -m pip install --quiet --no-compile -r requirements.txt
 	$(READER)/bin/python -m ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL) \
 	  --display-name "Python 3 (posenc reader environment)" >/dev/null
 	$(READER)/bin/python -c "import matplotlib.pyplot"

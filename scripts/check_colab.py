@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
         step("fresh environment with what Colab preinstalls: " + ", ".join(PREINSTALLED))
         py = check_binder.make_venv(args.python, work / "venv", work)
         packages = pinned(PREINSTALLED, ROOT / "requirements.txt")
-        install = [str(py), "-m", "pip", "install", "--quiet", *packages]
+        install = [str(py), "-m", "pip", "install", "--quiet", "--no-compile", *packages]
         check_binder.run(install, work, "pip install")
         probe = "import importlib.util as u; print([m for m in ('posenc', 'myst_nb') if u.find_spec(m)])"
         found = subprocess.run([str(py), "-c", probe], cwd=work, capture_output=True, text=True, check=True)
