@@ -50,7 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Not shown: pip's notice for each package about a missing local index folder listed in
 # this machine's pip configuration, and ipykernel's notice that it uses local TCP.
 NOISE = re.compile(
-    r"^(?:\x1b\[[0-9;]*m)*(WARNING: Location 'file://\S+' is ignored|\[IPKernelApp\] WARNING \| Kernel is running over TCP)"
+    r"^(?:\x1b\[[0-9;]*m)*"  # a colour code or two, where the output comes from a notebook cell
+    r"(WARNING: Location 'file://\S+' is ignored|\[IPKernelApp\] WARNING \| Kernel is running over TCP)"
 )
 
 

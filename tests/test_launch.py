@@ -334,7 +334,9 @@ def test_dev_requirements_add_the_tools_on_top_of_the_reader_pins():
 def test_make_installs_dev_tools_and_nbval_runs_the_reader_kernel():
     makefile = (ROOT / "Makefile").read_text()
     env_rule = re.search(r"^\$\(STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
-    assert "pip install --quiet -r requirements-dev.txt" in env_rule
+    assert "pip install --quiet --no-compile -r requirements-dev.txt" in env_rule
+    # installed without bytecode, which Python writes on first import unless told not to
+    assert re.search(r"^unexport PYTHONDONTWRITEBYTECODE$", makefile, flags=re.M)
     reader_rule = re.search(r"^\$\(READER_STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
     assert "-r requirements.txt" in reader_rule and "requirements-dev" not in reader_rule
     assert "ipykernel install --prefix $(CURDIR)/$(READER) --name $(READER_KERNEL)" in reader_rule
@@ -408,3 +410,17 @@ def test_stored_run_drops_the_setup_cells_output_and_refuses_other_stderr(tmp_pa
     nbformat.write(nb, tmp_path / "bad.ipynb")
     with pytest.raises(RuntimeError, match="wrote to stderr"):
         runner.execute(tmp_path / "bad.ipynb")
+
+
+def test_check_scripts_hide_pip_index_notices_only():
+    """The notices this machine's pip prints about missing local index folders are hidden,
+    plain or coloured (as a notebook cell's output carries them); nothing else is."""
+    noise = _load_script("check_binder").NOISE
+    notice = (
+        "WARNING: Location 'file:///opt/pypi/simple/numpy/' is ignored: it is neither a file nor a directory."
+    )
+    assert noise.match(notice)
+    assert noise.match("\x1b[33m" + notice)
+    assert noise.match("\x1b[0m\x1b[33m" + notice)
+    assert not noise.match("WARNING: Retrying after connection broken")
+    assert not noise.match("ERROR: " + notice)
