@@ -70,7 +70,9 @@ pdf: $(STAMP)
 	# No --all: right after the warnings-as-errors site build from the same stored outputs
 	# (test-build), Sphinx reuses the documents it has just read (_build/.doctrees); after any
 	# change of a source or of the configuration (make book executes) it reads them again.
-	$(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
+	# LATEXMKOPTS=-xelatex (Sphinx's LaTeX Makefile suggests it): the passes latexmk repeats for
+	# the table of contents and references write no PDF; xdvipdfmx writes it once, at the end.
+	LATEXMKOPTS=-xelatex $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going --config $(PDF_CONFIG)
 	if [ -d _build/html ]; then cp _build/latex/book.pdf _build/html/book.pdf; fi
 	@echo "PDF: _build/latex/book.pdf"
 
