@@ -3,12 +3,17 @@
 Usage: python3 scripts/run_tests.py [--jobs N] [stage ...]   (no stage: all of them)
 
 Each stage is a `make` target (the Makefile holds the commands; this script only schedules
-them). A stage starts once the stages it needs have passed, at most ``--jobs`` at a time
-(default 3: two cores, and several stages spend part of their time waiting on pip or on
-the browser), longest first. Each stage's output goes to ``_build/test-logs/<stage>.log``;
-a failing stage prints the end of its log, the stages that need it are not run, and the
-others go on. At the end a table gives each stage's status, wall time and the last line of
-its report (for a skipped browser test: why). The exit status is 0 only if no stage failed.
+them). A stage starts as soon as the stages it needs have passed, at most ``--jobs`` at a
+time (default: no limit). Two cores cannot run eleven stages at once at full speed, so the
+stages carry priorities instead: the two long chains (the student edition; the site build
+and the browser test after it) run at normal priority, and the stages that can wait (nbval,
+the unit tests, the PDF, nbgrader, lint) run under ``nice``, on whatever CPU the chains leave
+idle. No core idles while work is left, and the chains are not slowed by the rest.
+
+Each stage's output goes to ``_build/test-logs/<stage>.log``; a failing stage prints the end
+of its log, the stages that need it are not run, and the others go on. At the end a table
+gives each stage's status, wall time, CPU time and the last line of its report (for a
+skipped browser test: why). The exit status is 0 only if no stage failed.
 
 Needs only the Python standard library (it runs before the environment exists).
 """
@@ -33,10 +38,14 @@ class Stage(NamedTuple):
     target: str
     needs: tuple[str, ...]
     what: str
+    nice: int = 0  # added to the stage's niceness: 0 for the long chains, more for what can wait
 
 
-# Among the stages that are ready, the earliest listed starts first: the site build early,
-# since the two long single-threaded stages (the PDF's XeLaTeX runs, the browser) need it.
+BACKGROUND = 10  # niceness of the stages that fill in: about a tenth of a core's share under contention
+
+
+# Listed in the order they start when --jobs limits them: the site build early, since the
+# browser test and the PDF need it.
 STAGES = (
     Stage("env", "env", (), ".venv from requirements-dev.txt (pip cache)"),
     Stage("reader", "env-reader", (), ".venv-reader from requirements.txt alone, kernel posenc-reader"),
@@ -52,17 +61,21 @@ STAGES = (
         "test-notebooks",
         ("env", "reader"),
         "nbval strict: every chapter re-executed in the reader kernel and compared",
+        BACKGROUND,
     ),
-    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
+    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back", BACKGROUND),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
-    Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling"),
-    Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
-    Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included"),
+    Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling", BACKGROUND),
+    Stage(
+        "nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback", BACKGROUND
+    ),
+    Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included", BACKGROUND),
     Stage(
         "binder",
         "test-binder",
         ("notebooks",),
         "the reader kernel nbval used is Binder's: requirements.txt only",
+        BACKGROUND,
     ),
 )
 
@@ -113,14 +126,16 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
             if all(n in results or n not in {s.name for s in stages} for n in stage.needs):
                 pending.remove(stage)
                 log = open(LOGS / f"{stage.name}.log", "w")  # noqa: SIM115 (closed when the stage ends)
+                command = ["make", "--no-print-directory", stage.target]
                 proc = subprocess.Popen(
-                    ["make", "--no-print-directory", stage.target],
+                    ["nice", "-n", str(stage.nice), *command] if stage.nice else command,
                     cwd=ROOT,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                 )
                 running[stage.name] = (proc, time.perf_counter(), log)
-                print(f"{stamp()} start {stage.name}: {stage.what}", flush=True)
+                niced = f" (nice {stage.nice})" if stage.nice else ""
+                print(f"{stamp()} start {stage.name}{niced}: {stage.what}", flush=True)
         time.sleep(0.2)
         for name, (proc, began, log) in list(running.items()):
             # wait4 instead of poll: it also returns the CPU time of the stage's whole
@@ -144,6 +159,7 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
                 )
 
     total = time.perf_counter() - start
+    limit = f"up to {jobs} stages at once" if jobs < len(stages) else "every stage as soon as it could start"
     width = max(len(s.name) for s in stages)
     print(f"\n{'stage':<{width}}  {'status':<8} {'time':>6} {'CPU':>6}  report")
     for stage in stages:
@@ -152,7 +168,7 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
         print(f"{stage.name:<{width}}  {status:<8} {seconds:5.0f}s {used}  {note}")
     print(
         f"{'total':<{width}}  {'':<8} {total:5.0f}s {sum(cpu.values()):5.0f}s  "
-        f"wall time, up to {jobs} stages at once; CPU time of every stage's processes"
+        f"wall time, {limit}; CPU time of every stage's processes"
     )
     failed = [name for name, (status, _, _) in results.items() if status not in OK]
     if failed:
@@ -165,7 +181,9 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=3, help="stages run at once (default 3)")
+    parser.add_argument(
+        "--jobs", type=int, default=len(STAGES), help="stages run at once (default: no limit)"
+    )
     parser.add_argument("stages", nargs="*", help="stages to run (default: all); needs are not added")
     args = parser.parse_args(argv)
     if args.jobs < 1:
