@@ -9,8 +9,12 @@ document.addEventListener("DOMContentLoaded", () => {
     .forEach((el) => el.removeAttribute("aria-label"));
   // The colour-mode button is labelled "Color mode", but its icons carry titles ("Light",
   // "Dark") that count as its text; they are decoration, the label names the button.
-  document.querySelectorAll(".theme-switch-button i.theme-switch").forEach((icon) => {
+  // Font Awesome replaces each <i> by an <svg> holding the title as a <title> element, on
+  // its own schedule: before this handler runs on a busy machine, after it otherwise.
+  document.querySelectorAll(".theme-switch-button .theme-switch").forEach((icon) => {
     icon.removeAttribute("title");
+    icon.querySelectorAll("title").forEach((title) => title.remove());
+    icon.removeAttribute("aria-labelledby");
     icon.setAttribute("aria-hidden", "true");
   });
   // The bibliography is marked up as a list whose entries are not list items.

@@ -4,11 +4,12 @@ Usage: python3 scripts/run_tests.py [--jobs N] [stage ...]   (no stage: all of t
 
 Each stage is a `make` target (the Makefile holds the commands; this script only schedules
 them). A stage starts as soon as the stages it needs have passed, at most ``--jobs`` at a
-time (default: no limit). Two cores cannot run eleven stages at once at full speed, so the
-stages carry priorities instead: the two long chains (the student edition; the site build
-and the browser test after it) run at normal priority, and the stages that can wait (nbval,
-the unit tests, the PDF, nbgrader, lint) run under ``nice``, on whatever CPU the chains leave
-idle. No core idles while work is left, and the chains are not slowed by the rest.
+time (default: no limit). Two cores cannot run eleven stages at full speed at once, so the
+stages carry priorities: those that run on one core (the site builds, the PDF, nbgrader)
+and the browser test run at normal priority, while nbval and the unit tests, which keep two
+workers busy to the end, run under ``nice`` on whatever CPU the others leave (as do lint and
+the Binder check). No core idles while work is left, and the run does not end on one
+single-threaded stage running alone.
 
 Each stage's output goes to ``_build/test-logs/<stage>.log``; a failing stage prints the end
 of its log, the stages that need it are not run, and the others go on. At the end a table
@@ -63,12 +64,10 @@ STAGES = (
         "nbval strict: every chapter re-executed in the reader kernel and compared",
         BACKGROUND,
     ),
-    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back", BACKGROUND),
+    Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
     Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling", BACKGROUND),
-    Stage(
-        "nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback", BACKGROUND
-    ),
+    Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
     Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included", BACKGROUND),
     Stage(
         "binder",
