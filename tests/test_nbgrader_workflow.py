@@ -73,8 +73,8 @@ def make_course(course: Path) -> Path:
     for nb in (CHAPTER, FIXTURE):
         nbformat.write(nbformat.read(nb, as_version=4), source / nb.name)
 
-    nbgrader(course, "db", "student", "add", "instructor")
-    nbgrader(course, "db", "student", "add", "student")
+    (course / "students.csv").write_text("id\ninstructor\nstudent\n")
+    nbgrader(course, "db", "student", "import", "students.csv")  # one start-up of nbgrader for both
     nbgrader(course, "generate_assignment", ASSIGNMENT)
     release = course / "release" / ASSIGNMENT
     # collect: the instructor hands in the source notebooks, the student the released ones untouched
