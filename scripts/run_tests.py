@@ -6,10 +6,10 @@ Each stage is a `make` target (the Makefile holds the commands; this script only
 them). A stage starts as soon as the stages it needs have passed, at most ``--jobs`` at a
 time (default: no limit). Two cores cannot run eleven stages at full speed at once, so the
 stages carry priorities: those that run on one core (the site builds, the PDF, nbgrader)
-and the browser test run at normal priority, while nbval and the unit tests, which keep two
-workers busy to the end, run under ``nice`` on whatever CPU the others leave (as do lint and
-the Binder check). No core idles while work is left, and the run does not end on one
-single-threaded stage running alone.
+and the browser test run at normal priority, while nbval (two workers) and the unit tests
+(one process: a second would only repeat its imports) run under ``nice`` on whatever CPU the
+others leave (as do lint and the Binder check). No core idles while work is left, and the
+run does not end on one single-threaded stage running alone.
 
 Each stage's output goes to ``_build/test-logs/<stage>.log``; a failing stage prints the end
 of its log, the stages that need it are not run, and the others go on. At the end a table
@@ -40,6 +40,7 @@ class Stage(NamedTuple):
     needs: tuple[str, ...]
     what: str
     nice: int = 0  # added to the stage's niceness: 0 for the long chains, more for what can wait
+    settings: tuple[str, ...] = ()  # make variables for this run of the target
 
 
 BACKGROUND = 10  # niceness of the stages that fill in: about a tenth of a core's share under contention
@@ -66,7 +67,14 @@ STAGES = (
     ),
     Stage("pdf", "test-pdf", ("build",), "the book as one PDF (XeLaTeX), read back"),
     Stage("browser", "test-browser", ("build",), "built site in headless Chromium"),
-    Stage("unit", "test-unit", ("env",), "unit and property tests of posenc and the tooling", BACKGROUND),
+    Stage(
+        "unit",
+        "test-unit",
+        ("env",),
+        "unit and property tests of posenc and the tooling, in one process",
+        BACKGROUND,
+        ("UNIT_WORKERS=0",),
+    ),
     Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
     Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included", BACKGROUND),
     Stage(
@@ -125,7 +133,7 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
             if all(n in results or n not in {s.name for s in stages} for n in stage.needs):
                 pending.remove(stage)
                 log = open(LOGS / f"{stage.name}.log", "w")  # noqa: SIM115 (closed when the stage ends)
-                command = ["make", "--no-print-directory", stage.target]
+                command = ["make", "--no-print-directory", stage.target, *stage.settings]
                 proc = subprocess.Popen(
                     ["nice", "-n", str(stage.nice), *command] if stage.nice else command,
                     cwd=ROOT,
