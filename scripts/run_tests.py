@@ -102,6 +102,12 @@ def report_line(log: str) -> str:
     return lines[-1][:100] if lines else ""
 
 
+def command_of(stage: Stage) -> list[str]:
+    """The command that runs ``stage``: its make target with its settings, under nice if it waits."""
+    command = ["make", "--no-print-directory", stage.target, *stage.settings]
+    return ["nice", "-n", str(stage.nice), *command] if stage.nice else command
+
+
 def status_of(returncode: int, log: str) -> str:
     if returncode != 0:
         return "FAILED"
@@ -133,9 +139,8 @@ def run(stages: tuple[Stage, ...], jobs: int) -> int:
             if all(n in results or n not in {s.name for s in stages} for n in stage.needs):
                 pending.remove(stage)
                 log = open(LOGS / f"{stage.name}.log", "w")  # noqa: SIM115 (closed when the stage ends)
-                command = ["make", "--no-print-directory", stage.target, *stage.settings]
                 proc = subprocess.Popen(
-                    ["nice", "-n", str(stage.nice), *command] if stage.nice else command,
+                    command_of(stage),
                     cwd=ROOT,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -291,6 +291,19 @@ def test_test_runner_reports_skips_summaries_and_failures():
     makefile = (ROOT / "Makefile").read_text()
     for stage in run_tests.STAGES:
         assert re.search(rf"^{re.escape(stage.target)}:", makefile, flags=re.M), stage.target
+        for setting in stage.settings:  # a make variable the target reads, with a default
+            assert re.search(rf"^{setting.split('=')[0]} \?= ", makefile, flags=re.M), setting
+
+
+def test_test_runner_runs_the_stages_that_can_wait_under_nice():
+    run_tests = _load_script("run_tests")
+    stages = {s.name: s for s in run_tests.STAGES}
+    # the chains and the single-threaded stages at normal priority, the fill-in work niced
+    assert {n for n, s in stages.items() if s.nice} == {"notebooks", "unit", "lint", "binder"}
+    assert run_tests.command_of(stages["build"]) == ["make", "--no-print-directory", "test-build"]
+    assert run_tests.command_of(stages["unit"]) == [
+        "nice", "-n", str(run_tests.BACKGROUND), "make", "--no-print-directory", "test-unit", "UNIT_WORKERS=0"
+    ]  # fmt: skip
 
 
 # The reader's environment (requirements.txt: Binder, and the kernel nbval runs the chapters
