@@ -208,12 +208,11 @@ def fill(
     ``consecutive`` says that ``pos`` is ``first, first + 1, ...`` (integers of magnitude
     below 2**53), as for an ``int`` length; None means: find out (:func:`_consecutive`).
     """
-    half = d_model // 2
-    w_hi, w_lo = frequency_pairs(d_model, base)
     if consecutive is None:
         consecutive = _consecutive(pos)
     if not consecutive:
-        step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))
+        w_hi, w_lo = frequency_pairs(d_model, base)
+        step = max(1, min(_BLOCK, _CHUNK_PAIRS // (d_model // 2)))
         for a in range(0, pos.size, step):
             sel = pos[a : a + step]
             _store_fixed(out, a, _sincos_rows(sel, d_model, base), sel, w_hi, w_lo, layout)
