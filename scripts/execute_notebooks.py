@@ -36,6 +36,27 @@ PROBE = "import posenc as _p\nprint('posenc from', _p.__file__)"
 SETUP_CELL_ID = "colab-setup"  # colab_cell.CELL_ID (not imported: this script runs with nbclient alone)
 
 
+def merge_streams(outputs: list) -> list:
+    """``outputs`` with each run of consecutive stream outputs of one name joined into one.
+
+    The kernel sends printed text in chunks whose boundaries depend on timing; joined, the
+    stored text is the same on every run (nbval and the book build join them too).
+    """
+    merged: list = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (
+            out.get("output_type") == "stream"
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last.get("name") == out.get("name")
+        ):
+            last["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def execute(path: Path, store: bool = True, origin: bool | None = None) -> tuple[float, str]:
     """Execute ``path``; return the seconds taken and, with ``origin``, where posenc came from.
 
@@ -69,9 +90,12 @@ def execute(path: Path, store: bool = True, origin: bool | None = None) -> tuple
                 where = f"{path.name}, cell {index} (id {cell.get('id')})"
                 raise RuntimeError(f"{where} wrote to stderr:\n{out['text']}")
     # nbclient records wall-clock timestamps in cell metadata; drop them so that the
-    # stored notebook only changes when its content does.
+    # stored notebook only changes when its content does. For the same reason a cell's
+    # printed text is stored as one output, however the kernel happened to flush it.
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
     return elapsed, found

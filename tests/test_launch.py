@@ -437,3 +437,36 @@ def test_check_scripts_hide_pip_index_notices_only():
     assert noise.match("\x1b[0m\x1b[33m" + notice)
     assert not noise.match("WARNING: Retrying after connection broken")
     assert not noise.match("ERROR: " + notice)
+
+
+def test_merge_streams_joins_runs_of_one_stream_only():
+    runner = _load_script("execute_notebooks")
+    out, err = "stdout", "stderr"
+    outputs = [
+        nbformat.v4.new_output("stream", name=out, text="a\n"),
+        nbformat.v4.new_output("stream", name=out, text="b\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=1),
+        nbformat.v4.new_output("stream", name=out, text="c\n"),
+        nbformat.v4.new_output("stream", name=err, text="d\n"),
+        nbformat.v4.new_output("stream", name=out, text="e\n"),
+    ]
+    merged = runner.merge_streams(outputs)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in merged] == [
+        ("stream", out, "a\nb\n"),
+        ("execute_result", None, None),
+        ("stream", out, "c\n"),
+        ("stream", err, "d\n"),
+        ("stream", out, "e\n"),
+    ]
+
+
+def test_stored_run_keeps_a_cells_printed_text_as_one_output(tmp_path):
+    """However the kernel flushes printed text, it is stored as one output (same file every run)."""
+    runner = _load_script("execute_notebooks")
+    source = "import sys, time\nprint('first')\nsys.stdout.flush()\ntime.sleep(0.3)\nprint('second')"
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), tmp_path / "two.ipynb"
+    )
+    runner.execute(tmp_path / "two.ipynb")
+    stored = nbformat.read(tmp_path / "two.ipynb", as_version=4)
+    assert [(o.output_type, o.text) for o in stored.cells[0].outputs] == [("stream", "first\nsecond\n")]
