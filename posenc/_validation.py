@@ -293,6 +293,19 @@ def check_position(value: object, name: str) -> float:
     return value
 
 
+def is_integer_dtype(dtype: object) -> bool:
+    """Whether ``dtype`` holds signed or unsigned integers (bools and timedelta64 do not).
+
+    numpy files ``timedelta64`` under ``np.integer``; a duration is not a number here.
+    """
+    return np.dtype(dtype).kind in "iu"
+
+
+def is_real_dtype(dtype: object) -> bool:
+    """Whether ``dtype`` holds real numbers: integers or floats (bools, complex, timedelta64 do not)."""
+    return np.dtype(dtype).kind in "iuf"
+
+
 def _asarray(value: object, name: str) -> np.ndarray:
     # np.asarray with a message naming the argument for ragged or unconvertible input.
     try:
@@ -303,9 +316,7 @@ def _asarray(value: object, name: str) -> np.ndarray:
 
 def _real_dtype_or_raise(arr: np.ndarray, name: str, what: str) -> None:
     # Real means integer or floating; bool, complex, strings and objects are refused.
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
+    if not is_real_dtype(arr.dtype):
         kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
         raise TypeError(f"{name} must {what}, got dtype {kind}")
 
@@ -370,7 +381,7 @@ def as_real_array(
         raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.integer) or not keep_float_dtype:
+    if is_integer_dtype(arr.dtype) or not keep_float_dtype:
         arr = arr.astype(np.float64)
     if finite and not _all_finite(arr):
         raise ValueError(f"{name} must be finite, got NaN or infinity")
@@ -394,7 +405,7 @@ def as_integer_array(
             f"{name} must hold {what}, got dtype object (integers beyond the int64/uint64 range, "
             "or values of mixed types)"
         )
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype == np.bool_ or not is_integer_dtype(arr.dtype):
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
@@ -431,10 +442,8 @@ def as_positive_vector(value: object, name: str, *, per: str | None = None) -> n
 
 def check_array(value: object, name: str, ndim: int | None = None, min_ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float array with the required number of dimensions."""
-    arr = np.asarray(value)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
+    arr = _asarray(value, name)
+    if not is_real_dtype(arr.dtype):
         raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
@@ -493,9 +502,10 @@ def as_position_array(positions: object, name: str = "positions") -> np.ndarray:
     """
     if isinstance(positions, (bool, np.bool_, numbers.Number)):
         return as_positions(positions, name)  # an int L is 0..L-1; another scalar raises
-    if np.ndim(positions) == 0:
+    arr = _asarray(positions, name)
+    if arr.ndim == 0:
         raise TypeError(f"{name} must be an int length or an array of positions, got a 0-D array")
-    return as_position_values(positions, name)
+    return as_position_values(arr, name)
 
 
 def as_position_values(value: object, name: str, *, bounded: bool = True) -> np.ndarray:
@@ -512,7 +522,7 @@ def as_position_values(value: object, name: str, *, bounded: bool = True) -> np.
     _real_dtype_or_raise(arr, name, "hold real numbers")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.integer):
+    if is_integer_dtype(arr.dtype):
         if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
             raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
         return arr.astype(np.float64)

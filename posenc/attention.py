@@ -22,6 +22,7 @@ from ._validation import (
     check_positive_real,
     check_query_key_lengths,
     check_size,
+    is_integer_dtype,
 )
 
 # Step range of taylor_terms: the second difference divides by step**2, so a step far
@@ -167,7 +168,7 @@ def permutation_matrix(perm: object) -> np.ndarray:
         arr = np.asarray(perm)
     except (ValueError, TypeError):
         raise TypeError("perm must be a 1-D sequence of integers with a regular shape") from None
-    if arr.dtype == object or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype == object or arr.dtype == bool or not is_integer_dtype(arr.dtype):
         raise TypeError(f"perm must be a 1-D sequence of integers, got dtype {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"perm must be a non-empty 1-D sequence, got shape {arr.shape}")
@@ -265,7 +266,7 @@ def taylor_terms(
             arr.ndim != 0
             or arr.dtype == object
             or arr.dtype == bool
-            or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating))
+            or not (is_integer_dtype(arr.dtype) or np.issubdtype(arr.dtype, np.floating))
         ):
             raise TypeError(f"f must return a real scalar, got {value!r}")
         out = float(arr)

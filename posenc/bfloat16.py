@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import _asarray
+
 __all__ = ["round_to_bfloat16"]
 
 _LOW = np.uint32(0x7FFF)
@@ -40,7 +42,7 @@ def round_to_bfloat16(x: object) -> np.ndarray:
     finite values of magnitude at least :math:`2^{127}(2 - 2^{-8})` become infinite, NaN
     stays NaN, signed zeros keep their sign.
     """
-    arr = np.asarray(x)
+    arr = _asarray(x, "x")
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     if arr.dtype != np.float32:

@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import MAX_ELEMENTS, MAX_ELEMENTS_TEXT, _asarray, check_size
+from ._validation import MAX_ELEMENTS, MAX_ELEMENTS_TEXT, _asarray, check_size, is_integer_dtype
 
 __all__ = ["packed_position_ids", "position_ids_from_mask"]
 
@@ -63,7 +63,7 @@ def position_ids_from_mask(attention_mask: object) -> np.ndarray:
             f"got the scalar {attention_mask!r}"
         )
     mask = _asarray(attention_mask, "attention_mask")
-    if mask.dtype != np.bool_ and (mask.dtype == object or not np.issubdtype(mask.dtype, np.integer)):
+    if mask.dtype != np.bool_ and (mask.dtype == object or not is_integer_dtype(mask.dtype)):
         raise TypeError(f"attention_mask must hold bools or the integers 0 and 1, got dtype {mask.dtype}")
     if mask.ndim == 0:
         raise ValueError("attention_mask must have at least one dimension (the sequence), got a 0-D array")
@@ -107,7 +107,7 @@ def packed_position_ids(lengths: object) -> np.ndarray:
         raise ValueError("lengths must not be empty")
     if isinstance(lengths, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in lengths):
         raise TypeError("lengths must hold positive integers, got a bool")  # [True, 2] becomes int
-    if arr.dtype == np.bool_ or arr.dtype == object or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype == np.bool_ or arr.dtype == object or not is_integer_dtype(arr.dtype):
         raise TypeError(f"lengths must hold positive integers, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"lengths must be 1-D, got shape {arr.shape}")

@@ -139,7 +139,10 @@ def rope_frequencies(
     finite real numbers > 0; ``original_max_position_embeddings`` a positive ``int`` at
     most 2**53; ``beta_fast``, ``beta_slow``, ``mscale``, ``mscale_all_dim`` finite real
     numbers > 0 (missing, None or 0 meaning the default, as transformers' ``or``) with
-    ``beta_fast > beta_slow``; ``truncate`` a real bool (None meaning the default True);
+    ``beta_fast > beta_slow`` and ``original_max_position_embeddings / (2 pi beta)``
+    finite and > 0 for both; the attention factor (given, or derived from ``factor``,
+    ``mscale`` and ``mscale_all_dim``) in ``[2**-126, 2**127]``, float32's normal range;
+    ``truncate`` a real bool (None meaning the default True);
     ``low_freq_factor < high_freq_factor``; ``short_factor``, ``long_factor`` lists (or
     1-D arrays) of ``d_head/2`` finite positive numbers; ``max_position_embeddings`` a
     positive ``int`` at most 2**53; ``longrope`` needs ``factor``,

@@ -80,7 +80,15 @@ def min_base_for_context(
     ``start > 1``.
     """
     scalar = isinstance(context_length, numbers.Integral) and not isinstance(context_length, (bool, np.bool_))
-    items = [context_length] if scalar else list(np.asarray(context_length, dtype=object).ravel())
+    if scalar:
+        items = [context_length]
+    else:
+        sequence = np.asarray(context_length, dtype=object)
+        if sequence.ndim > 1:
+            raise ValueError(
+                f"context_length must be a positive int or a 1-D sequence of them, got shape {sequence.shape}"
+            )
+        items = list(sequence) if sequence.ndim == 1 else [context_length]  # a scalar: checked below
     if not items:
         raise ValueError("context_length must hold at least one length")
     lengths = [check_positive_int(v, "context_length", 2**22, "2**22") for v in items]
@@ -90,6 +98,8 @@ def min_base_for_context(
         raise TypeError(f"start must be a real number greater than 1, got {start!r}")
     if not math.isfinite(float(start)) or float(start) <= 1.0:
         raise ValueError(f"start must be a finite number greater than 1, got {start}")
+    if float(start) > 1e300:
+        raise ValueError(f"start must be at most 1e300 (the largest base the scan tries), got {start}")
     longest = max(lengths)
     found: dict[int, float] = {}
     j = math.ceil(steps * math.log10(float(start)) - 1e-9)

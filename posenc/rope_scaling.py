@@ -18,6 +18,7 @@ import numpy as np
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
+    _asarray,
     as_positive_vector,
     check_base,
     check_bool,
@@ -99,6 +100,20 @@ def _optional_positive(scaling: Mapping, key: str, default: float | None) -> flo
     return check_positive_real(value, _key(key))
 
 
+# The YaRN attention factors accepted: float32's normal range (a rotation of float32 values
+# by a factor outside it overflows or underflows whatever the values).
+ATTENTION_FACTOR_RANGE = (2.0**-126, 2.0**127)
+
+
+def _check_attention_factor(value: float, source: str) -> None:
+    """Refuse an attention factor outside ``ATTENTION_FACTOR_RANGE``, naming the keys it came from."""
+    if not ATTENTION_FACTOR_RANGE[0] <= value <= ATTENTION_FACTOR_RANGE[1]:
+        raise ValueError(
+            f"the attention factor {source} is {value!r}, outside [2**-126, 2**127] (float32's "
+            "normal range, where rotated values neither overflow nor lose their digits)"
+        )
+
+
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
     # YaRN's attention temperature: 1 for scale <= 1, else 0.1 * mscale * ln(scale) + 1.
     return 1.0 if scale <= 1.0 else 0.1 * mscale * math.log(scale) + 1.0
@@ -124,15 +139,29 @@ def _yarn(inv: np.ndarray, d: int, base: float, scaling: Mapping) -> tuple[np.nd
     if attention_factor is None:
         if mscale is not None and mscale_all_dim is not None:
             attention_factor = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+            source = (
+                f"from scaling['factor'] = {factor!r}, scaling['mscale'] = {mscale!r} and "
+                f"scaling['mscale_all_dim'] = {mscale_all_dim!r}"
+            )
         else:
             attention_factor = _yarn_mscale(factor)
+            source = f"from scaling['factor'] = {factor!r}"
+    else:
+        source = "scaling['attention_factor']"
+    _check_attention_factor(attention_factor, source)
 
-    def pair_index(rotations: float) -> float:
+    def pair_index(rotations: float, key: str) -> float:
         # The (real) pair index whose wavelength 2*pi*base**(2i/d) fits `rotations` times
         # into the original context: solve orig / wavelength = rotations for i.
-        return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
+        ratio = orig / (rotations * 2 * math.pi)
+        if not 0.0 < ratio < math.inf:
+            raise ValueError(
+                f"{_key(key)} = {rotations!r} is out of range: original_max_position_embeddings / "
+                f"({key} * 2 pi) must be a positive finite number, got {ratio!r}"
+            )
+        return d * math.log(ratio) / (2 * math.log(base))
 
-    low, high = pair_index(beta_fast), pair_index(beta_slow)
+    low, high = pair_index(beta_fast, "beta_fast"), pair_index(beta_slow, "beta_slow")
     if truncate:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, d - 1)
@@ -167,7 +196,7 @@ def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
 
 def _factor_list(scaling: Mapping, key: str, half: int) -> np.ndarray:
     """``scaling[key]``: ``half`` finite positive reals (a list, tuple or 1-D array)."""
-    if isinstance(scaling[key], (str, bytes)) or np.ndim(scaling[key]) == 0:
+    if isinstance(scaling[key], (str, bytes)) or _asarray(scaling[key], _key(key)).ndim == 0:
         raise TypeError(f"{_key(key)} must be a list of {half} positive numbers, got {scaling[key]!r}")
     values = as_positive_vector(scaling[key], _key(key), per="pair")
     if values.size != half:
@@ -190,6 +219,7 @@ def _longrope(inv: np.ndarray, scaling: Mapping, seq_len: int | None) -> tuple[n
     attention_factor = scaling.get("attention_factor")
     if attention_factor is not None:
         attention_factor = check_positive_real(attention_factor, _key("attention_factor"))
+        _check_attention_factor(attention_factor, "scaling['attention_factor']")
     elif factor is None:
         raise ValueError(
             "rope_type 'longrope' needs scaling['factor'] or scaling['max_position_embeddings'] (the "

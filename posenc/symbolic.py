@@ -24,24 +24,54 @@ def vanishes(expr: Any) -> bool:
     (:math:`\\sin(a+b) = \\sin a\\cos b + \\cos a\\sin b`, ...), then simplified; ``True``
     only when the result is the integer 0, so an expression SymPy cannot reduce counts as
     not vanishing (a check built on it fails rather than passes by accident).
+
+    ``expr`` a SymPy expression or a number; strings (never parsed: SymPy would evaluate
+    them), bools, matrices and other objects raise ``TypeError`` naming ``expr``.
     """
     import sympy as sp
 
+    expr = _expression(expr, "expr")
     return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
 
 
 def rotation(angle: Any) -> Any:
-    r"""The counter-clockwise rotation :math:`R(\theta)` as a 2×2 SymPy matrix."""
+    r"""The counter-clockwise rotation :math:`R(\theta)` as a 2×2 SymPy matrix.
+
+    ``angle`` a SymPy expression or a number (strings, bools and other objects raise
+    ``TypeError`` naming ``angle``: a string is never parsed, since SymPy would evaluate it).
+    """
     import sympy as sp
 
+    angle = _expression(angle, "angle")
     return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
 
 
 def softmax_rows(scores: Any) -> Any:
-    r"""Row-wise softmax of a SymPy matrix: entry :math:`(i, j)` is :math:`e^{s_{ij}} / \sum_l e^{s_{il}}`."""
+    r"""Row-wise softmax of a SymPy matrix: entry :math:`(i, j)` is :math:`e^{s_{ij}} / \sum_l e^{s_{il}}`.
+
+    ``scores`` a SymPy matrix, or a non-empty list of equally long rows of SymPy expressions
+    or numbers. Strings, bools and other objects raise ``TypeError``, infinite or NaN
+    entries ``ValueError`` (the softmax of a row holding ``oo`` is not defined entry by
+    entry); messages name ``scores``.
+    """
     import sympy as sp
 
+    if not isinstance(scores, sp.MatrixBase):
+        rows = check_sequence(scores, "scores", "rows of SymPy expressions or numbers")
+        scores = [
+            [
+                _expression(v, f"scores[{i}][{j}]")
+                for j, v in enumerate(check_sequence(row, f"scores[{i}]", "entries"))
+            ]
+            for i, row in enumerate(rows)
+        ]
+        if len({len(row) for row in scores}) != 1:
+            raise ValueError(
+                f"scores must have rows of one length, got lengths {[len(row) for row in scores]}"
+            )
     s = sp.Matrix(scores)
+    if any(e.is_finite is False for e in s):
+        raise ValueError(f"scores must have finite entries, got {s.tolist()}")
     e = s.applyfunc(sp.exp)
     return sp.Matrix(s.rows, s.cols, lambda i, j: e[i, j] / sum(e[i, col] for col in range(s.cols)))
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import as_int_array, as_real_array, check_callable, check_positive_real
+from .._validation import as_int_array, as_real_array, check_callable, check_positive_real, check_size
 
 # |x| / period above this is refused: the spacing of float64 numbers there exceeds the
 # period / 2, so x does not determine its residue.
@@ -76,9 +76,11 @@ def functional_equation_residual(
     mm = as_int_array(m, "m", what="integers (positions in Z)", nonempty=True)
     nn = as_int_array(n, "n", what="integers (positions in Z)", nonempty=True)
     try:
-        mm, nn = np.broadcast_arrays(mm, nn)
+        shape = np.broadcast_shapes(mm.shape, nn.shape)
     except ValueError as exc:
         raise ValueError(f"m and n must broadcast together, got shapes {mm.shape} and {nn.shape}") from exc
+    check_size(shape, "the residual (m and n broadcast together)")
+    mm, nn = np.broadcast_arrays(mm, nn)
     values = []
     for arg, label in ((mm, "phi(m)"), (nn, "phi(n)"), (mm - nn, "phi(m - n)")):
         out = as_real_array(phi(arg), label)  # real and finite, as float64

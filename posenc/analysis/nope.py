@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_real_array, check_nonnegative_real, check_positive_int, check_seed
+from .._validation import as_real_array, check_nonnegative_real, check_positive_int, check_seed, check_size
 from ..attention import attention
 from ..rope import apply_rope
 from .readout import PositionReadout
@@ -69,6 +69,8 @@ def random_attention_stack(
     layers = _layer_indices(rope_layers, n_layers)
     if layers and d % 2:
         raise ValueError(f"RoPE layers need an even width d, got d = {d}")
+    check_size((n_layers + 1, *x.shape), "the hidden states (n_layers + 1, *x.shape)")
+    check_size((*x.shape[:-1], x.shape[-2]), "the attention weights (..., L, L)")
     rng = np.random.default_rng(seed)
     states = np.empty((n_layers + 1, *x.shape))
     states[0] = h = x

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import is_integer_dtype
+
 
 class ExerciseError(AssertionError):
     """A student's function disagrees with the reference.
@@ -177,6 +179,30 @@ def _describe_type(value: object) -> str:
     return f"an object of type {type(value).__name__}"
 
 
+def _check_plain_array(
+    value: object, expected: np.ndarray, *, label: str, what: str, expect: str, on: str
+) -> None:
+    """Raise the ExerciseError for a result that is not a plain numpy array of a plausible size.
+
+    A list, a masked array (whose entries may have no value) and an array far larger than
+    the reference (e.g. ``np.broadcast_to`` of a huge shape, which any pass over its
+    entries could not hold in memory) are named before anything reads the entries.
+    """
+    if not isinstance(value, np.ndarray):
+        extra = " (wrap it in np.asarray(...) before returning)" if isinstance(value, (list, tuple)) else ""
+        raise _problem(f"{label}: {what} is {_describe_type(value)}; {expect}{extra}{on}", "not an array")
+    if isinstance(value, np.ma.MaskedArray):
+        raise _problem(
+            f"{label}: {what} is a masked array; {expect}. Return a plain array (e.g. "
+            f"value.filled(...) once every entry has a value){on}",
+            "not an array",
+        )
+    if value.size > max(16 * expected.size, 1 << 20):
+        raise _problem(
+            f"{label}: {what} has shape {value.shape} ({value.size} entries); {expect}{on}", "wrong shape"
+        )
+
+
 def _result_array(
     value: object, expected: np.ndarray, *, label: str, what: str, where: str, kind: str, tol: float
 ) -> np.ndarray:
@@ -189,9 +215,7 @@ def _result_array(
     want = "float64" if kind == "float" else "integer (e.g. int64)"
     expect = f"expected a numpy array of shape {expected.shape} and dtype {want}"
     on = f"\n  on input {where}"
-    if not isinstance(value, np.ndarray):
-        extra = " (wrap it in np.asarray(...) before returning)" if isinstance(value, (list, tuple)) else ""
-        raise _problem(f"{label}: {what} is {_describe_type(value)}; {expect}{extra}{on}", "not an array")
+    _check_plain_array(value, expected, label=label, what=what, expect=expect, on=on)
     dtype = value.dtype
     if np.issubdtype(dtype, np.complexfloating):
         with np.errstate(all="ignore"):
@@ -207,7 +231,7 @@ def _result_array(
             f"coordinates){on}",
             "complex values",
         )
-    if dtype == np.bool_ or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+    if dtype == np.bool_ or not (is_integer_dtype(dtype) or np.issubdtype(dtype, np.floating)):
         raise _problem(
             f"{label}: {what} has dtype {dtype}, which does not hold numbers; {expect}"
             + (" (an object array often comes from np.array of a ragged list)" if dtype.kind == "O" else "")
@@ -226,7 +250,7 @@ def _result_array(
                 "NaN or infinity",
             )
     if kind == "float":
-        if np.issubdtype(dtype, np.integer):
+        if is_integer_dtype(dtype):
             raise _problem(
                 f"{label}: {what} has the integer dtype {dtype}; {expect}. An integer array truncates "
                 f"every value written into it: create it with dtype=np.float64{on}",
@@ -240,7 +264,7 @@ def _result_array(
                 "wrong dtype",
             )
         return np.asarray(value, dtype=np.float64)
-    if not np.issubdtype(dtype, np.integer):
+    if not is_integer_dtype(dtype):
         raise _problem(
             f"{label}: {what} has dtype {dtype}; {expect}. Indices (buckets, position "
             f"ids) select rows of tables, so they are integers: convert with .astype(np.int64){on}",

@@ -22,13 +22,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._validation import is_integer_dtype
 from ..scales import attention_temperature
 from ._runner import (
     ExerciseError,
     _call_case,
     _Case,
     _check_fn,
-    _describe_type,
+    _check_plain_array,
     _mistake_error,
     _mistakes,
     _problem,
@@ -241,14 +242,8 @@ def check_nope_layers(fn: Callable) -> str:
         value = _call_case(fn, case, label)
         where = f"\n  on input {case.label}"
         expect = f"expected a numpy array of shape {case.expected.shape} and an integer dtype (e.g. int64)"
-        if not isinstance(value, np.ndarray):
-            extra = (
-                " (wrap it in np.asarray(...) before returning)" if isinstance(value, (list, tuple)) else ""
-            )
-            raise _problem(
-                f"{label}: the result is {_describe_type(value)}; {expect}{extra}{where}", "not an array"
-            )
-        if value.dtype == np.bool_ or not np.issubdtype(value.dtype, np.integer):
+        _check_plain_array(value, case.expected, label=label, what="the result", expect=expect, on=where)
+        if value.dtype == np.bool_ or not is_integer_dtype(value.dtype):
             raise _problem(
                 f"{label}: the result has dtype {value.dtype}; {expect}. Layer indices index the list "
                 f"of layers, so they are integers: convert with .astype(np.int64){where}",
