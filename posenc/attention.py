@@ -53,7 +53,10 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
         raise ValueError("scores must not contain NaN or +inf")
     top = np.max(scores, axis=axis, keepdims=True)
     if np.isneginf(top).any():
-        raise ValueError("softmax over a slice whose entries are all -inf (every key masked)")
+        raise ValueError(
+            f"scores has a slice along axis {axis} whose entries are all -inf (every key masked): its "
+            "softmax is undefined"
+        )
     with np.errstate(over="ignore"):  # s - max below -1.8e308 is -inf: weight exactly 0
         e = np.exp(scores - top)
     return e / np.sum(e, axis=axis, keepdims=True)

@@ -1396,7 +1396,7 @@ OVERFLOW = [
         "Y",
         lambda: posenc.analysis.PositionReadout([1e308, 1e308], 0.0, []).predict([[1e308, 1e308]]),
     ),
-    ("fit_position_readout", "lr", lambda: _fit_readout(target=[1e300, 1e300, 0.0, 0.0], lr=1e10, steps=5)),
+    ("fit_position_readout", "lr", lambda: _fit_readout(target=[1e100, 1e100, 0.0, 0.0], lr=1e10, steps=5)),
     (
         "neighbour_distances",
         "pe",

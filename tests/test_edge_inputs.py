@@ -183,3 +183,35 @@ def test_checkers_name_a_masked_or_huge_result(checker, result, problem):
             getattr(posenc.exercises, checker)(lambda *args, **kwargs: (result(), result()))
         else:
             getattr(posenc.exercises, checker)(lambda *args, **kwargs: result())
+
+
+def test_softmax_of_an_all_masked_slice_names_scores():
+    with pytest.raises(ValueError, match="scores"):
+        posenc.softmax([-np.inf, -np.inf])
+
+
+def test_fit_linear_probe_overflow_names_features_and_targets():
+    with pytest.raises(ValueError, match="features or targets"):
+        posenc.analysis.fit_linear_probe([[5e-324], [1e-323], [0.0]], [1e300, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "x, gain", [(np.full((4, 4), 1e308), 1.0), (np.ones((4, 4)), 1e308)], ids=["huge-x", "huge-gain"]
+)
+def test_random_attention_stack_overflow_names_x_and_gain(x, gain, recwarn):
+    with pytest.raises(ValueError, match="x or gain"):
+        random_attention_stack(x, 2, gain=gain)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_fit_position_readout_names_a_huge_target_and_refuses_hours_of_work():
+    pe = posenc.LearnedPositionalEncoding(8, 4)
+    with pytest.raises(ValueError, match="target"):
+        posenc.analysis.fit_position_readout(pe, np.full(8, 1e308), train_len=8)
+    big = posenc.LearnedPositionalEncoding(1024, 1024)
+    start = time.process_time()
+    with pytest.raises(ValueError, match="2\\*\\*30"):  # 4096 steps here would take over an hour
+        posenc.analysis.fit_position_readout(
+            big, np.arange(1024.0), train_len=1024, steps=4096, batch_size=16
+        )
+    assert time.process_time() - start < 1.0

@@ -75,8 +75,14 @@ def random_attention_stack(
     states = np.empty((n_layers + 1, *x.shape))
     states[0] = h = x
     for layer in range(n_layers):
-        w_q, w_k, w_v = gain * rng.standard_normal((3, d, d)) / np.sqrt(d)
-        q, k, v = h @ w_q, h @ w_k, h @ w_v
+        with np.errstate(over="ignore", invalid="ignore"):
+            w_q, w_k, w_v = gain * rng.standard_normal((3, d, d)) / np.sqrt(d)
+            q, k, v = h @ w_q, h @ w_k, h @ w_v
+        if not all(np.isfinite(a).all() for a in (q, k, v)):
+            raise ValueError(
+                f"the queries, keys or values of layer {layer} overflow float64: x or gain is too large "
+                f"(largest |x| {float(np.abs(x).max()):.3g}, gain {gain:g})"
+            )
         if layer in layers:
             q, k = apply_rope(q), apply_rope(k)
         out, _ = attention(q, k, v, causal=bool(causal))
@@ -127,8 +133,15 @@ def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -
         d = F.shape[1]
         Fc = np.vstack([Fc, np.sqrt(ridge) * np.eye(d)])
         yc = np.concatenate([yc, np.zeros(d)])
-    w = np.linalg.lstsq(Fc, yc, rcond=None)[0]
-    return PositionReadout(w, y_mean - float(f_mean @ w), np.empty(0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = np.linalg.lstsq(Fc, yc, rcond=None)[0]
+        c = y_mean - float(f_mean @ w)
+    if not (np.isfinite(w).all() and np.isfinite(c)):
+        raise ValueError(
+            "the least-squares weights overflow float64: targets are far larger than the spread of "
+            "features can fit (rescale features or targets)"
+        )
+    return PositionReadout(w, c, np.empty(0))
 
 
 __all__ = ["fit_linear_probe", "random_attention_stack"]

@@ -24,8 +24,10 @@ from .._validation import (
 from ..learned import MAX_STEPS, LearnedPositionalEncoding
 
 # fit_position_readout: steps * batch_size * train_len * d_model (one multiply-add each)
-MAX_WORK = 2**36
-MAX_WORK_TEXT = "2**36"
+MAX_WORK = 2**30  # about 30-100 ns each: at most a minute or two
+MAX_WORK_TEXT = "2**30"
+# Largest |target|: the loss sums squared errors of about this size over a batch.
+MAX_TARGET = 1e150
 
 
 class PositionReadout:
@@ -92,11 +94,11 @@ def fit_position_readout(
     ``numpy.random.default_rng(seed)`` like the content. Returns a :class:`PositionReadout`.
 
     Accepted input: ``pe`` a :class:`~posenc.learned.LearnedPositionalEncoding`; ``target`` a 1-D
-    array-like of finite real numbers with at least ``train_len`` entries; ``train_len``
-    an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
+    array-like of finite real numbers (magnitude at most 1e150) with at least ``train_len``
+    entries; ``train_len`` an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
     ``batch_size`` a positive integer; ``lr`` a finite real number ``> 0``;
     ``content_std`` finite and ``>= 0``; ``train_embedding`` a bool; ``seed`` a
-    non-negative integer; and ``steps * batch_size * train_len * d_model <= 2**36``
+    non-negative integer; and ``steps * batch_size * train_len * d_model <= 2**30``
     (refused at once, not after minutes). Bad input raises ``TypeError``/``ValueError``
     naming the argument; a run whose loss or parameters leave the float64 range raises
     ``ValueError`` naming ``lr`` before ``pe`` is changed by that step.
@@ -109,6 +111,11 @@ def fit_position_readout(
     target = as_real_array(target, "target", ndim=1)
     if target.shape[0] < train_len:
         raise ValueError(f"target must have at least train_len={train_len} entries, got {target.shape[0]}")
+    if float(np.abs(target[:train_len]).max()) > MAX_TARGET:
+        raise ValueError(
+            f"target must have magnitude at most 1e150 (the loss sums squares of errors of that size), "
+            f"got {float(np.abs(target[:train_len]).max())!r}"
+        )
     steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
     batch_size = check_length(batch_size, "batch_size")
     lr = check_positive_real(lr, "lr")
@@ -121,7 +128,7 @@ def fit_position_readout(
     if work > MAX_WORK:
         raise ValueError(
             f"steps * batch_size * train_len * d_model = {work} exceeds the limit {MAX_WORK_TEXT} "
-            "(minutes of computation): reduce steps or batch_size"
+            "(a minute or more of computation): reduce steps or batch_size"
         )
 
     rng = np.random.default_rng(seed)
