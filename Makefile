@@ -115,10 +115,11 @@ test-nbgrader: $(STAMP)
 
 # nbval (from .venv) runs every chapter in the kernel posenc-reader, whose Python is
 # .venv-reader's (requirements.txt alone): this run is also the Binder check's execution.
-# --dist loadfile: the cells of one notebook run in order in one kernel.
+# --dist loadfile: the cells of one notebook run in order in one kernel. scripts/nbval_retry.py
+# starts a chapter's kernel once more if the first dies before its first reply.
 test-notebooks: $(STAMP) $(READER_STAMP)
-	$(SAME_FLOATS) JUPYTER_PATH=$(READER_JUPYTER_PATH) $(BIN)/pytest -n 2 --dist loadfile --nbval \
-	  --nbval-kernel-name $(READER_KERNEL) chapters
+	$(SAME_FLOATS) JUPYTER_PATH=$(READER_JUPYTER_PATH) PYTHONPATH=scripts $(BIN)/pytest -n 2 --dist loadfile \
+	  -p nbval_retry --nbval --nbval-kernel-name $(READER_KERNEL) chapters
 
 # Renders the stored outputs that test-notebooks has just checked against a fresh execution
 # (`make book` executes every chapter instead).
