@@ -215,3 +215,14 @@ def test_fit_position_readout_names_a_huge_target_and_refuses_hours_of_work():
             big, np.arange(1024.0), train_len=1024, steps=4096, batch_size=16
         )
     assert time.process_time() - start < 1.0
+
+
+def test_min_pairwise_distance_and_fit_probe_refuse_minutes_of_work_at_once():
+    start = time.process_time()
+    table = np.zeros((2**14 + 1, 2))  # 2**29 comparisons: minutes at 5-80 ns each
+    with pytest.raises(ValueError, match="2\\*\\*28"):
+        posenc.analysis.min_pairwise_distance(table)
+    with pytest.raises(ValueError, match="2\\*\\*34"):  # 2**35: about half a minute
+        posenc.analysis.fit_probe("alibi", train_len=64, steps=2**10, batch=2**7, vocab=16, d=48)
+    assert time.process_time() - start < 1.0
+    assert posenc.analysis.min_pairwise_distance(np.eye(2**7)) == np.sqrt(2)  # well inside the limit

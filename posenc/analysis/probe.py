@@ -60,8 +60,8 @@ MAX_BUCKETS = 1024
 MAX_DISTANCE = 2**28
 MAX_STEPS = 10**6
 # fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
-MAX_WORK = 2**36
-MAX_WORK_TEXT = "2**36"
+MAX_WORK = 2**34  # about 1 ns each (measured): at most about 20 s
+MAX_WORK_TEXT = "2**34"
 
 
 class AttentionProbe:
@@ -293,7 +293,7 @@ def fit_probe(
     ``[0, train_len)``, ``steps`` in ``[1, 10**6]``, ``batch`` a positive integer, ``lr``
     a finite real number ``> 0``, ``seed`` a non-negative integer, and ``method``, ``d``,
     ``vocab``, ``slope`` as for :class:`AttentionProbe`; the total work
-    ``steps * batch * train_len**2 * (vocab + d)`` is at most 2**36 (refused at once).
+    ``steps * batch * train_len**2 * (vocab + d)`` is at most 2**34 (refused at once).
     Errors name the argument; a run that leaves the float64 range raises ``ValueError``
     naming ``lr``.
     """
@@ -311,7 +311,7 @@ def fit_probe(
     if work > MAX_WORK:
         raise ValueError(
             f"steps * batch * train_len**2 * (vocab + d) = {work} exceeds the limit {MAX_WORK_TEXT} "
-            "(minutes of computation): reduce steps, batch or train_len"
+            "(well over ten seconds of computation): reduce steps, batch or train_len"
         )
     rng = np.random.default_rng(seed + 1)
     m = {k: np.zeros_like(v) for k, v in probe.params.items()}
