@@ -23,6 +23,7 @@ from ._validation import (
     check_query_key_lengths,
     check_size,
     is_integer_dtype,
+    is_real_dtype,
 )
 
 # Step range of taylor_terms: the second difference divides by step**2, so a step far
@@ -265,12 +266,7 @@ def taylor_terms(
     def call(arg: np.ndarray) -> float:
         value = f(arg)
         arr = np.asarray(value)
-        if (
-            arr.ndim != 0
-            or arr.dtype == object
-            or arr.dtype == bool
-            or not (is_integer_dtype(arr.dtype) or np.issubdtype(arr.dtype, np.floating))
-        ):
+        if arr.ndim != 0 or not is_real_dtype(arr.dtype):
             raise TypeError(f"f must return a real scalar, got {value!r}")
         out = float(arr)
         if not np.isfinite(out):

@@ -70,7 +70,7 @@ def softmax_rows(scores: Any) -> Any:
                 f"scores must have rows of one length, got lengths {[len(row) for row in scores]}"
             )
     s = sp.Matrix(scores)
-    if any(e.is_finite is False for e in s):
+    if any(e.is_finite is False or e.has(sp.nan) for e in s):
         raise ValueError(f"scores must have finite entries, got {s.tolist()}")
     e = s.applyfunc(sp.exp)
     return sp.Matrix(s.rows, s.cols, lambda i, j: e[i, j] / sum(e[i, col] for col in range(s.cols)))

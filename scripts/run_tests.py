@@ -8,8 +8,9 @@ time (default: no limit). Two cores cannot run eleven stages at full speed at on
 stages carry priorities: those that run on one core (the site builds, the PDF, nbgrader)
 and the browser test run at normal priority, while nbval (two workers) and the unit tests
 (one process: a second would only repeat its imports) run under ``nice`` on whatever CPU the
-others leave (as do lint and the Binder check). No core idles while work is left, and the
-run does not end on one single-threaded stage running alone.
+others leave (as do lint and the Binder check). No core idles while two stages can run; the
+unit tests, starved until the others end, are usually the last stage and run alone for their
+last half-minute or so.
 
 Each stage's output goes to ``_build/test-logs/<stage>.log``; a failing stage prints the end
 of its log, the stages that need it are not run, and the others go on. At the end a table

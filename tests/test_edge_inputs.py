@@ -135,6 +135,9 @@ def test_softmax_rows_refuses_infinite_scores_and_keeps_symbols():
         symbolic.softmax_rows([[float("inf"), 1]])
     with pytest.raises(ValueError, match="scores"):
         symbolic.softmax_rows(sp.Matrix([[sp.oo, 0]]))
+    for nan in (float("nan"), sp.nan):  # SymPy's NaN is neither finite nor infinite
+        with pytest.raises(ValueError, match="scores"):
+            symbolic.softmax_rows([[nan, 1]])
     a, b = sp.symbols("a b")
     row = symbolic.softmax_rows([[a, b]])
     assert sp.simplify(row[0] - 1 / (1 + sp.exp(b - a))) == 0

@@ -111,10 +111,11 @@ def fit_position_readout(
     target = as_real_array(target, "target", ndim=1)
     if target.shape[0] < train_len:
         raise ValueError(f"target must have at least train_len={train_len} entries, got {target.shape[0]}")
-    if float(np.abs(target[:train_len]).max()) > MAX_TARGET:
+    largest = float(np.abs(target[:train_len]).max())
+    if largest > MAX_TARGET:
         raise ValueError(
-            f"target must have magnitude at most 1e150 (the loss sums squares of errors of that size), "
-            f"got {float(np.abs(target[:train_len]).max())!r}"
+            f"target must have magnitude at most {MAX_TARGET:g} (the loss sums squares of errors of that "
+            f"size), got {largest!r}"
         )
     steps = check_positive_int(steps, "steps", MAX_STEPS, "10**6")
     batch_size = check_length(batch_size, "batch_size")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import is_integer_dtype
+from .._validation import is_integer_dtype, is_real_dtype
 
 
 class ExerciseError(AssertionError):
@@ -231,7 +231,7 @@ def _result_array(
             f"coordinates){on}",
             "complex values",
         )
-    if dtype == np.bool_ or not (is_integer_dtype(dtype) or np.issubdtype(dtype, np.floating)):
+    if not is_real_dtype(dtype):
         raise _problem(
             f"{label}: {what} has dtype {dtype}, which does not hold numbers; {expect}"
             + (" (an object array often comes from np.array of a ragged list)" if dtype.kind == "O" else "")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import is_integer_dtype
+from .._validation import is_real_dtype
 from ..alibi import alibi_slopes
 from ..bias_families import fire_bias, kerple_bias
 from ._runner import _call_case, _Case, _check_fn, _mistake_error, _mistakes, _run, _short_repr, _Variant
@@ -175,7 +175,7 @@ def _matches_without_one_plus(fn: Callable, cases: list[_Case]) -> bool:
                 return False
             if not isinstance(out, np.ndarray) or out.shape != case.expected.shape:
                 return False
-            if not (np.issubdtype(out.dtype, np.floating) or is_integer_dtype(out.dtype)):
+            if not is_real_dtype(out.dtype):
                 return False
             r1, r2, n = case.args
             wrong = _kerple_kernel(r1, r2, n, lambda a, b, d: -a * np.log(b * d))
