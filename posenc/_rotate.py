@@ -23,15 +23,35 @@ scattered into the output. A float64 tile is first copied as it is into a second
 scratch (a contiguous copy streams from memory at full speed; the gather, numpy's
 strided copy one element at a time, then reads from cache): measured about a sixth
 faster for the whole rotation.
+
+One core cannot keep up with memory here: widening, multiplying, narrowing and the
+finiteness check of a float32 tile take longer than streaming it. A rotation of at least
+``THREAD_MIN_PAIRS`` pairs is therefore shared among up to ``MAX_THREADS`` threads (no more
+than the CPUs the process may use), each with its own scratch and a contiguous run of
+tiles; numpy releases the GIL inside each call. A tile is computed by the same calls
+whichever thread takes it, so the result is the same with one thread or several.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
 import numpy as np
 
-# Pairs per tile: a complex128 scratch of 1 MiB plus the tile of x and of the output,
-# mostly in a 1 MiB L2 cache (measured faster than smaller tiles: fewer numpy calls).
-TILE_PAIRS = 1 << 16
+# Pairs per tile: a complex128 scratch of 4 MiB per thread, in a large L3 cache beside the
+# other thread's (measured faster than 1 MiB tiles that fit the 1 MiB L2: half as many numpy
+# calls, whose Python glue the threads take turns to run). The half layout in float64 also
+# stages a float64 copy of the tile, so its tiles hold half as many pairs.
+TILE_PAIRS = 1 << 18
+T = TypeVar("T")
+R = TypeVar("R")
+# A rotation of at least this many pairs is shared among up to MAX_THREADS threads.
+THREAD_MIN_PAIRS = 1 << 18
+MAX_THREADS = 4
 
 _COMPLEX_VIEW = {np.dtype(np.float64): np.dtype(np.complex128), np.dtype(np.float32): np.dtype(np.complex64)}
 
@@ -60,10 +80,24 @@ def _complex_view(a: np.ndarray) -> np.ndarray | None:
 
 
 def unit_phases(angles: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """``cos(angles) * scale + 1j * sin(angles) * scale`` as complex128 (angles float64)."""
+    """``cos(angles) * scale + 1j * sin(angles) * scale`` as complex128 (angles float64).
+
+    For many angles the sines are computed in a second thread while this one computes the
+    cosines (the same numpy calls on the same arrays either way, so the same values).
+    """
     phase = np.empty(angles.shape, dtype=np.complex128)
-    np.multiply(np.cos(angles), scale, out=phase.real)
-    np.multiply(np.sin(angles), scale, out=phase.imag)
+
+    def fill(part: np.ndarray, fn) -> None:
+        np.multiply(fn(angles), scale, out=part)
+
+    if phase.size >= THREAD_MIN_PAIRS // 4 and _cpu_count() > 1:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            sines = pool.submit(fill, phase.imag, np.sin)
+            fill(phase.real, np.cos)
+            sines.result()
+    else:
+        fill(phase.real, np.cos)
+        fill(phase.imag, np.sin)
     return phase
 
 
@@ -94,18 +128,57 @@ def rotate_pairs(
     x3 = arr.reshape(-1, length, d)  # a view whenever the leading axes allow one
     o3 = out.reshape(-1, length, d)
     lead = x3.shape[0]
-    rows = max(1, min(length, TILE_PAIRS // half))
-    heads = max(1, min(lead, TILE_PAIRS // (rows * half)))
     zx = _complex_view(x3) if layout == "interleaved" else None
     zo = _complex_view(o3) if layout == "interleaved" else None
     direct = zx is not None and zo is not None and x3.dtype == np.float64 and o3.dtype == np.float64
-    buf = None if direct else np.empty((heads, rows, half), dtype=np.complex128)
-    staged = np.empty((heads, rows, d)) if layout == "half" and x3.dtype == np.float64 else None
+    stage = layout == "half" and x3.dtype == np.float64
+    tile_pairs = max(1, TILE_PAIRS // 2) if stage else TILE_PAIRS
+    rows = max(1, min(length, tile_pairs // half))
+    heads = max(1, min(lead, tile_pairs // (rows * half)))
     tile_phase = _phase_tiles(phase, arr.shape[:-2], length, half, heads)
-    # An overflow to the output dtype, or inf * 0 from an infinite input, is reported by
-    # `finite` (the caller then names the problem), not by a numpy warning.
-    with np.errstate(over="ignore", invalid="ignore"):
-        return out, _rotate_tiles(x3, o3, zx, zo, buf, staged, tile_phase, layout, rows, heads, direct)
+    # Rows outer, leading indices inner: consecutive tiles share their rows of phases.
+    tiles = [
+        (n0, min(lead, n0 + heads), l0, min(length, l0 + rows))
+        for l0 in range(0, length, rows)
+        for n0 in range(0, lead, heads)
+    ]
+
+    def rotate_some(some: list[tuple[int, int, int, int]]) -> bool:
+        # each thread its own scratch: a complex tile, and a staging copy for "half" float64
+        buf = None if direct else np.empty((heads, rows, half), dtype=np.complex128)
+        staged = np.empty((heads, rows, d)) if stage else None
+        # An overflow to the output dtype, or inf * 0 from an infinite input, is reported
+        # by the result (the caller then names the problem), not by a numpy warning.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _rotate_tiles(x3, o3, zx, zo, buf, staged, tile_phase, layout, some, direct)
+
+    return out, all(in_threads(rotate_some, tiles, out.size // 2))
+
+
+def in_threads(work: Callable[[list[T]], R], tiles: list[T], pairs: int) -> list[R]:
+    """``work`` over contiguous runs of ``tiles``, one run per thread; the list of its results.
+
+    One run (``[work(tiles)]``, in this thread) for fewer than ``THREAD_MIN_PAIRS`` pairs;
+    otherwise up to ``MAX_THREADS`` runs (no more than the CPUs this process may use, and
+    at least two tiles each). numpy releases the GIL inside each call, so the threads
+    compute side by side. ``work`` must give a tile the same values whichever run holds
+    it (each run its own scratch), so that the result does not depend on the threads.
+    """
+    workers = 1 if pairs < THREAD_MIN_PAIRS else max(1, min(MAX_THREADS, _cpu_count(), len(tiles) // 2))
+    if workers == 1:
+        return [work(tiles)]
+    bounds = [len(tiles) * w // workers for w in range(workers + 1)]
+    runs = [tiles[a:b] for a, b in itertools.pairwise(bounds)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(work, runs))
+
+
+def _cpu_count() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _phase_tiles(phase: np.ndarray, lead_shape: tuple[int, ...], length: int, half: int, heads: int):
@@ -139,13 +212,10 @@ def _phase_tiles(phase: np.ndarray, lead_shape: tuple[int, ...], length: int, ha
     return gather
 
 
-def _rotate_tiles(x3, o3, zx, zo, buf, staged, tile_phase, layout, rows, heads, direct) -> bool:
-    lead, length, d = x3.shape
-    half = d // 2
-    for l0 in range(0, length, rows):
-        l1 = min(length, l0 + rows)
-        for n0 in range(0, lead, heads):
-            n1 = min(lead, n0 + heads)
+def _rotate_tiles(x3, o3, zx, zo, buf, staged, tile_phase, layout, tiles, direct) -> bool:
+    half = x3.shape[-1] // 2
+    for n0, n1, l0, l1 in tiles:
+        if True:
             ph = tile_phase(n0, n1, l0, l1)
             dst = o3[n0:n1, l0:l1]
             if direct:

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._exact import exact_sincos, frequency_pairs
-from ._rotate import multiply_phase
+from ._rotate import in_threads, multiply_phase
 
 # An integer position p is written p = p0 + j with p0 = _BLOCK * floor(p / _BLOCK) and
 # 0 <= j < _BLOCK. sin/cos of p0*omega and of j*omega are evaluated with exact_sincos and
@@ -235,24 +235,30 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     direct = layout == "interleaved" and out.dtype == np.float64 and out.flags.c_contiguous
     target = out.view(np.complex128) if direct else None
     seg_rows = min(pos.size, _segment_rows(half))
-    if not direct:
-        scratch = np.empty((seg_rows, half), dtype=np.complex128)
-    # u_k repeated on every row of a range: numpy multiplies two arrays of one shape
-    # faster than it broadcasts a row (measured 0.6 against 1 ns a pair), and a range
-    # within a block reuses the copy.
     step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))  # the most rows of a range within one block
-    u_rows, u_rows_k = np.empty((min(pos.size, step), half), dtype=np.complex128), -1
-    for a, b, k, j0 in _segments(pos.size, offset, half):
-        m = b - a
-        rows = target[a:b] if direct else scratch[:m]
-        if j0 is None:
-            multiply_phase(u_all[k : k + m // _BLOCK, None, :], v_all[None], rows.reshape(-1, _BLOCK, half))
-        else:
-            if u_rows_k != k:
-                u_rows[...], u_rows_k = u_all[k], k
-            multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
-        if direct:
-            if _has_tiny_rows(rows.view(np.float64), zero_row - a, inclusive=False):
-                _fix_tiny(rows, pos[a:b], w_hi, w_lo)
-        else:
-            _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
+    segments = list(_segments(pos.size, offset, half))
+
+    def fill_some(some: list[tuple[int, int, int, int | None]]) -> None:
+        # each thread its own scratch tile and its own copy of a block's start phases
+        scratch = None if direct else np.empty((seg_rows, half), dtype=np.complex128)
+        # u_k repeated on every row of a range: numpy multiplies two arrays of one shape
+        # faster than it broadcasts a row (measured 0.6 against 1 ns a pair), and a range
+        # within a block reuses the copy.
+        u_rows, u_rows_k = np.empty((min(pos.size, step), half), dtype=np.complex128), -1
+        for a, b, k, j0 in some:
+            m = b - a
+            rows = target[a:b] if direct else scratch[:m]
+            if j0 is None:
+                blocks = rows.reshape(-1, _BLOCK, half)
+                multiply_phase(u_all[k : k + m // _BLOCK, None, :], v_all[None], blocks)
+            else:
+                if u_rows_k != k:
+                    u_rows[...], u_rows_k = u_all[k], k
+                multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
+            if direct:
+                if _has_tiny_rows(rows.view(np.float64), zero_row - a, inclusive=False):
+                    _fix_tiny(rows, pos[a:b], w_hi, w_lo)
+            else:
+                _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
+
+    in_threads(fill_some, segments, pos.size * half)
