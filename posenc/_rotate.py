@@ -47,11 +47,12 @@ import numpy as np
 # calls, whose Python glue the threads take turns to run). The half layout in float64 also
 # stages a float64 copy of the tile, so its tiles hold half as many pairs.
 TILE_PAIRS = 1 << 18
-T = TypeVar("T")
-R = TypeVar("R")
 # A rotation of at least this many pairs is shared among up to MAX_THREADS threads.
 THREAD_MIN_PAIRS = 1 << 18
 MAX_THREADS = 4
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _COMPLEX_VIEW = {np.dtype(np.float64): np.dtype(np.complex128), np.dtype(np.float32): np.dtype(np.complex64)}
 
@@ -213,35 +214,39 @@ def _phase_tiles(phase: np.ndarray, lead_shape: tuple[int, ...], length: int, ha
 
 
 def _rotate_tiles(x3, o3, zx, zo, buf, staged, tile_phase, layout, tiles, direct) -> bool:
+    """Rotate ``tiles`` (``(n0, n1, l0, l1)``: leading rows n0:n1, rows l0:l1) of ``x3`` into ``o3``.
+
+    ``buf`` and ``staged`` are this caller's scratch (None where the path needs none).
+    Returns False at the first tile with a non-finite entry, True when every tile is finite.
+    """
     half = x3.shape[-1] // 2
     for n0, n1, l0, l1 in tiles:
-        if True:
-            ph = tile_phase(n0, n1, l0, l1)
-            dst = o3[n0:n1, l0:l1]
-            if direct:
-                multiply_phase(zx[n0:n1, l0:l1], ph, zo[n0:n1, l0:l1])
+        ph = tile_phase(n0, n1, l0, l1)
+        dst = o3[n0:n1, l0:l1]
+        if direct:
+            multiply_phase(zx[n0:n1, l0:l1], ph, zo[n0:n1, l0:l1])
+        else:
+            z = buf[: n1 - n0, : l1 - l0]
+            src = x3[n0:n1, l0:l1]
+            if staged is not None:  # a plain copy of the tile into cache first
+                staged[: n1 - n0, : l1 - l0] = src
+                src = staged[: n1 - n0, : l1 - l0]
+            if zx is not None:
+                z[...] = zx[n0:n1, l0:l1]
+            elif layout == "interleaved":
+                z.real, z.imag = src[..., 0::2], src[..., 1::2]
             else:
-                z = buf[: n1 - n0, : l1 - l0]
-                src = x3[n0:n1, l0:l1]
-                if staged is not None:  # a plain copy of the tile into cache first
-                    staged[: n1 - n0, : l1 - l0] = src
-                    src = staged[: n1 - n0, : l1 - l0]
-                if zx is not None:
-                    z[...] = zx[n0:n1, l0:l1]
-                elif layout == "interleaved":
-                    z.real, z.imag = src[..., 0::2], src[..., 1::2]
-                else:
-                    z.real, z.imag = src[..., :half], src[..., half:]
-                multiply_phase(z, ph, z)
-                if zo is not None:
-                    zo[n0:n1, l0:l1] = z
-                elif layout == "interleaved":
-                    dst[..., 0::2], dst[..., 1::2] = z.real, z.imag
-                else:  # one copy, whose inner loop runs along a half row
-                    halves = dst.reshape(dst.shape[:-1] + (2, half))
-                    halves[...] = z.view(np.float64).reshape(z.shape + (2,)).swapaxes(-1, -2)
-            if not _tile_finite(dst):
-                return False
+                z.real, z.imag = src[..., :half], src[..., half:]
+            multiply_phase(z, ph, z)
+            if zo is not None:
+                zo[n0:n1, l0:l1] = z
+            elif layout == "interleaved":
+                dst[..., 0::2], dst[..., 1::2] = z.real, z.imag
+            else:  # one copy, whose inner loop runs along a half row
+                halves = dst.reshape(dst.shape[:-1] + (2, half))
+                halves[...] = z.view(np.float64).reshape(z.shape + (2,)).swapaxes(-1, -2)
+        if not _tile_finite(dst):
+            return False
     return True
 
 
