@@ -82,6 +82,24 @@ def threaded_copy(x: np.ndarray, threads: int = 2) -> np.ndarray:
     return out
 
 
+def on_one_cpu(fn):
+    """``fn`` run with this process pinned to one of its CPUs, so that posenc uses one thread.
+
+    posenc counts the CPUs it may use with ``os.sched_getaffinity``; the previous set is
+    restored afterwards. Only where the OS offers ``os.sched_setaffinity`` (Linux).
+    """
+
+    def run():
+        cpus = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(cpus)})
+        try:
+            return fn()
+        finally:
+            os.sched_setaffinity(0, cpus)
+
+    return run
+
+
 def _median_time(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -336,7 +354,7 @@ def run(quick: bool = False, log=print) -> dict:
     # ---- RoPE ---------------------------------------------------------------------------
     # ratio: over a copy of x of the same dtype (reading and writing that much memory), by
     # one thread as numpy copies; a copy by two threads is shown too (apply_rope uses both
-    # cores for an array this large).
+    # cores for an array this large), and apply_rope with the process pinned to one CPU.
     # float64 input has half the heads, so that x is 512 MiB in both dtypes (the
     # straightforward version's temporaries then stay within a few GiB).
     full = (2, 8, 512, 64) if quick else (8, 32, 4096, 128)
@@ -357,6 +375,15 @@ def run(quick: bool = False, log=print) -> dict:
             "posenc apply_rope half": (lambda x=x: apply_rope(x, layout="half"), "half"),
             "posenc apply_rope interleaved": (lambda x=x: apply_rope(x), "interleaved"),
         }
+        if hasattr(os, "sched_setaffinity"):  # the same calls on one CPU: what the threads buy
+            variants["posenc apply_rope half, one CPU"] = (
+                on_one_cpu(lambda x=x: apply_rope(x, layout="half")),
+                "half",
+            )
+            variants["posenc apply_rope interleaved, one CPU"] = (
+                on_one_cpu(lambda x=x: apply_rope(x)),
+                "interleaved",
+            )
         times = _round_robin({name: fn for name, (fn, _) in variants.items()}, repeats)
         t_copy = times["copy of x (floor)"]
         for name, (fn, layout) in variants.items():
