@@ -83,10 +83,11 @@ def threaded_copy(x: np.ndarray, threads: int = 2) -> np.ndarray:
 
 
 def on_one_cpu(fn):
-    """``fn`` run with this process pinned to one of its CPUs, so that posenc uses one thread.
+    """``fn`` run with the calling thread pinned to one of its CPUs, so that posenc uses one thread.
 
-    posenc counts the CPUs it may use with ``os.sched_getaffinity``; the previous set is
-    restored afterwards. Only where the OS offers ``os.sched_setaffinity`` (Linux).
+    posenc counts the CPUs it may use with ``os.sched_getaffinity(0)``, which on Linux is the
+    calling thread's set (threads it starts inherit it); the previous set is restored
+    afterwards. Only where the OS offers ``os.sched_setaffinity``.
     """
 
     def run():

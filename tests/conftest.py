@@ -170,3 +170,19 @@ def public_functions(*module_names: str) -> set[str]:
             if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "") == mod.__name__:
                 names.add(name)
     return names
+
+
+@pytest.fixture
+def pool_sizes(monkeypatch) -> list[int]:
+    """The thread counts of the pools posenc starts (posenc._rotate's ThreadPoolExecutor), in order."""
+    import posenc._rotate as rotate
+
+    sizes: list[int] = []
+    real_pool = rotate.ThreadPoolExecutor
+
+    def counting_pool(max_workers: int):
+        sizes.append(max_workers)
+        return real_pool(max_workers=max_workers)
+
+    monkeypatch.setattr(rotate, "ThreadPoolExecutor", counting_pool)
+    return sizes
