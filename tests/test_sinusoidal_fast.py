@@ -317,3 +317,57 @@ def test_row_of_position_zero_is_exact(layout, dtype):
         row = table[list(np.asarray(positions)).index(0)]
         assert np.all(row[0::2] == 0) and not np.any(np.signbit(row[0::2]))
         assert np.all(row[1::2] == 1)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("first", [-300, 0, 3000, 4096])
+def test_cached_start_phases_give_the_bits_of_any_other_call(steps, layout, dtype, first):
+    # The start phases of the blocks below position 4096 are kept between calls; a run that
+    # starts before, inside or after them, or crosses their end, must give the bits of the
+    # same positions in another order (start phases evaluated for the positions' own blocks)
+    # and of one row at a time; with tiny steps and four threads each thread takes its own.
+    positions = np.arange(first, first + 1500)
+    run = posenc.sinusoidal_encoding(positions, 16, layout=layout, dtype=dtype)
+    perm = np.random.default_rng(first & 0xFFFF).permutation(positions.size)
+    np.testing.assert_array_equal(
+        posenc.sinusoidal_encoding(positions[perm], 16, layout=layout, dtype=dtype), run[perm]
+    )
+    rows = [0, 255, 256, positions.size // 2, positions.size - 1]
+    one_at_a_time = np.concatenate(
+        [posenc.sinusoidal_encoding([int(positions[r])], 16, layout=layout, dtype=dtype) for r in rows]
+    )
+    np.testing.assert_array_equal(one_at_a_time, run[rows])
+
+
+def test_tiny_entries_are_located_row_by_row_exactly():
+    # posenc._table._fix_tiny finds the rows holding an entry below 2^-20 by integer
+    # readings along each row, then the entries in them; compare with the magnitudes
+    # entry by entry (zeros of both signs, the threshold and its neighbours, in a few rows).
+    from posenc._exact import frequency_pairs
+    from posenc._table import _TINY, _fix_tiny
+
+    d = 8
+    w_hi, w_lo = frequency_pairs(d, 10000.0)
+    pos = np.arange(100.0, 106.0)
+    rows = np.full((pos.size, d // 2), 0.5 + 0.75j)
+    planted = {
+        (0, 1): 2.0**-21,
+        (2, 0): -0.0,
+        (2, 7): -(2.0**-30),
+        (3, 3): np.nextafter(_TINY, 0),
+        (1, 5): -np.nextafter(_TINY, 0),
+        (4, 4): _TINY,  # not below the threshold: left alone
+        (5, 6): -_TINY,  # likewise
+        (5, 2): 0.0,
+    }
+    vals = rows.view(np.float64)
+    for (r, c), v in planted.items():
+        vals[r, c] = v
+    expected = sorted((r, c) for (r, c), v in planted.items() if abs(v) < _TINY)
+    r, col = _fix_tiny(rows, pos, w_hi, w_lo)
+    assert sorted(zip(r.tolist(), col.tolist(), strict=True)) == expected
+    # the located entries now hold sin/cos of p * w_i evaluated directly
+    for rr, cc in expected:
+        exact = mp_table([float(pos[rr])], d)[0][cc]
+        assert abs(vals[rr, cc] - float(exact)) <= 2 * EPS
