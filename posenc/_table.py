@@ -42,9 +42,10 @@ _TINY_BITS = {
 # filled about a sixth faster (half as many numpy calls, which the threads take turns to
 # start); a mid-size one (16384 x 512) no slower.
 _CHUNK_PAIRS = 1 << 16
-# The start phases of the first _CACHED_BLOCKS blocks (positions 0 .. 4095) are kept with
-# the offset tables: a short table from position 0 then needs no exact_sincos call of its own.
-_CACHED_BLOCKS = 16
+# The start phases of the first _CACHED_BLOCKS blocks (positions 0 .. 16383) are kept with
+# the offset tables (a quarter of their size), as FFT libraries keep their twiddle factors:
+# a table from position 0 of up to 16384 rows then evaluates no start phase of its own.
+_CACHED_BLOCKS = 64
 
 
 @lru_cache(maxsize=8)
@@ -262,9 +263,10 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     """Positions ``first, first+1, ...``: the products of :func:`_sincos_rows` (so the same
     bits), without gathers, in cache-sized ranges (:func:`_segments`). A C-contiguous
     float64 interleaved table is computed in place, anything else in a complex scratch
-    tile that is then stored. Each thread evaluates the start phases of the blocks its
-    own ranges touch (:func:`_run_start_phases`): for a large table they are a sixth of
-    the work, and elementwise, so the same values whichever thread computes them."""
+    tile that is then stored. Each thread takes the start phases of the blocks its own
+    ranges touch from the cache of the first blocks or evaluates them
+    (:func:`_run_start_phases`): for a large table they are a sixth of the work, and
+    elementwise, so the same values whichever thread computes them."""
     half = d_model // 2
     w_hi, w_lo = frequency_pairs(d_model, base)
     v_all = _offset_tables(d_model, base)

@@ -321,9 +321,9 @@ def test_row_of_position_zero_is_exact(layout, dtype):
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("first", [-300, 0, 3000, 4096])
+@pytest.mark.parametrize("first", [-300, 0, 15000, 16384])
 def test_cached_start_phases_give_the_bits_of_any_other_call(steps, layout, dtype, first):
-    # The start phases of the blocks below position 4096 are kept between calls; a run that
+    # The start phases of the blocks below position 16384 are kept between calls; a run that
     # starts before, inside or after them, or crosses their end, must give the bits of the
     # same positions in another order (start phases evaluated for the positions' own blocks)
     # and of one row at a time; with tiny steps and four threads each thread takes its own.
