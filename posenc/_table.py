@@ -38,9 +38,8 @@ _TINY_BITS = {
     for ft in (np.float64, np.float32, np.float16)
 }
 # Pairs per inner step: a complex128 tile of 1 MiB, in the L2 cache or beside it in L3.
-# Measured on the 2-core machine of chapter 13 against 512 KiB tiles: a large table is
-# filled about a sixth faster (half as many numpy calls, which the threads take turns to
-# start); a mid-size one (16384 x 512) no slower.
+# Measured on the 2-core machine of chapter 13 against 512 KiB tiles (half as many numpy
+# calls): a large table is filled about a sixth faster, a mid-size one (16384 x 512) no slower.
 _CHUNK_PAIRS = 1 << 16
 # The start phases of the first _CACHED_BLOCKS blocks (positions 0 .. 16383) are kept with
 # the offset tables (a quarter of their size), as FFT libraries keep their twiddle factors:
