@@ -122,23 +122,27 @@ def _consecutive(pos: np.ndarray) -> bool:
     )
 
 
-def _has_tiny(vals: np.ndarray, inclusive: bool) -> bool:
-    """Whether an entry of the float array ``vals`` is below ``_TINY`` in magnitude (``<=`` if ``inclusive``).
+def _below_tiny(vals: np.ndarray, inclusive: bool, axis: int | None = None):
+    """Whether the float array ``vals`` has an entry below ``_TINY`` in magnitude (``<=`` if ``inclusive``).
 
-    Two reductions that only read: the bit pattern of a float of magnitude ``m`` is, as an
-    unsigned integer of the same width, ``bits(m)`` when it is positive and ``2^(w-1) + bits(m)``
-    when it is negative, so its signed reading is ``bits(m) - 2^(w-1)``; magnitudes and bit
-    patterns are ordered alike. The smallest unsigned reading is that of the smallest
-    non-negative entry, the smallest signed reading that of the negative entry nearest to
-    zero. (``np.abs`` then ``min`` would write a scratch array first.)
+    Over the whole array (``axis=None``, a numpy bool) or along ``axis`` (one bool for each
+    index of the other axes). Two reductions that only read: the bit pattern of a float of
+    magnitude ``m`` is, as an unsigned integer of the same width, ``bits(m)`` when it is
+    positive and ``2^(w-1) + bits(m)`` when it is negative, so its signed reading is
+    ``bits(m) - 2^(w-1)``; magnitudes and bit patterns are ordered alike. The smallest
+    unsigned reading is that of the smallest non-negative entry, the smallest signed reading
+    that of the negative entry nearest to zero. (``np.abs`` then ``min`` would write a
+    scratch array first.) ``vals`` must not be empty.
     """
-    if vals.size == 0:
-        return False
     unsigned, signed, limit = _TINY_BITS[vals.dtype.itemsize]
     limit += int(inclusive)
-    return int(vals.view(unsigned).min()) < limit or int(vals.view(signed).min()) < limit - 2 ** (
-        8 * vals.dtype.itemsize - 1
-    )
+    negative_limit = limit - 2 ** (8 * vals.dtype.itemsize - 1)
+    return (vals.view(unsigned).min(axis=axis) < limit) | (vals.view(signed).min(axis=axis) < negative_limit)
+
+
+def _has_tiny(vals: np.ndarray, inclusive: bool) -> bool:
+    """:func:`_below_tiny` over the whole of ``vals`` (False when it is empty)."""
+    return vals.size > 0 and bool(_below_tiny(vals, inclusive))
 
 
 def _has_tiny_rows(vals: np.ndarray, skip: int, inclusive: bool) -> bool:
@@ -162,12 +166,10 @@ def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo) -> tuple[np.ndarray
     evaluate only those).
     """
     vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
-    # The rows that hold one, by the integer reading of _has_tiny along each row, then the
-    # entries within those rows: no temporary as large as the tile (in a thread, a freshly
-    # mapped temporary costs page faults and, when unmapped, interrupts the other CPU).
-    unsigned, signed, limit = _TINY_BITS[8]
-    near = (vals.view(unsigned).min(axis=1) < limit) | (vals.view(signed).min(axis=1) < limit - 2**63)
-    sel = np.flatnonzero(near)
+    # The rows that hold one (_below_tiny along each row), then the entries within those
+    # rows: no temporary as large as the tile (in a thread, a freshly mapped temporary costs
+    # page faults and, when unmapped, interrupts the other CPU).
+    sel = np.flatnonzero(_below_tiny(vals, inclusive=False, axis=1))
     r_in, col = np.divmod(np.flatnonzero(np.abs(vals[sel]) < _TINY), vals.shape[1])
     r = sel[r_in]
     if r.size:

@@ -371,3 +371,15 @@ def test_tiny_entries_are_located_row_by_row_exactly():
     for rr, cc in expected:
         exact = mp_table([float(pos[rr])], d)[0][cc]
         assert abs(vals[rr, cc] - float(exact)) <= 2 * EPS
+
+
+def test_kept_tables_take_the_memory_the_readme_states():
+    # README and api.md: for each of the last eight (d_model, base) pairs the tables keep the
+    # offsets of a block and the first 64 block starts, 2.5 KiB per column, 10 MiB at 4096.
+    from posenc._table import _first_start_phases, _offset_tables
+
+    d = 4096
+    kept = _offset_tables(d, 10000.0).nbytes + _first_start_phases(d, 10000.0).nbytes
+    assert kept == 2560 * d == 10 * 2**20
+    assert _first_start_phases(d, 10000.0).shape[0] == 64
+    assert _offset_tables.cache_info().maxsize == _first_start_phases.cache_info().maxsize == 8
