@@ -302,8 +302,10 @@ def test_test_runner_runs_the_stages_that_can_wait_under_nice():
     assert {n for n, s in stages.items() if s.nice} == {"notebooks", "unit", "lint", "binder"}
     assert run_tests.command_of(stages["build"]) == ["make", "--no-print-directory", "test-build"]
     assert run_tests.command_of(stages["unit"]) == [
-        "nice", "-n", str(run_tests.BACKGROUND), "make", "--no-print-directory", "test-unit", "UNIT_WORKERS=0"
+        "nice", "-n", str(run_tests.UNIT_NICE), "make", "--no-print-directory", "test-unit", "UNIT_WORKERS=0"
     ]  # fmt: skip
+    assert 0 < run_tests.UNIT_NICE < run_tests.BACKGROUND
+    assert stages["notebooks"].nice == stages["lint"].nice == stages["binder"].nice == run_tests.BACKGROUND
 
 
 # The reader's environment (requirements.txt: Binder, and the kernel nbval runs the chapters
