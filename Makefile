@@ -132,10 +132,12 @@ test-build: $(STAMP)
 # Skips, and says so, on a machine without Debian's chromium and chromium-driver. Two
 # workers, each with its own browser: the axe-core audit takes seconds per chapter. The
 # accessibility audit injects axe-core, pinned in tests/browser/package-lock.json and
-# installed here from the npm registry (skipped, and said so, where npm is missing).
+# installed here from the npm registry (skipped, and said so, where npm is missing), only
+# where there is a browser to inject it into.
 AXE_JS := tests/browser/node_modules/axe-core/axe.min.js
 test-browser: $(STAMP)
-	if [ ! -f $(AXE_JS) ] && command -v npm >/dev/null; then \
+	if [ ! -f $(AXE_JS) ] && command -v npm >/dev/null && command -v chromedriver >/dev/null \
+	  && { command -v chromium || command -v chromium-browser; } >/dev/null; then \
 	  npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error; fi
 	$(BIN)/pytest -n 2 tests/browser -rs
 
