@@ -98,8 +98,10 @@ def runtime_version(root: Path) -> str:
     return m.group(1)
 
 
-def make_venv(python: str, venv: Path, cwd: Path) -> Path:
-    run([python, "-m", "venv", str(venv)], cwd, "create the virtual environment")
+def make_venv(python: str, venv: Path, cwd: Path, with_pip: bool = True) -> Path:
+    """A new virtual environment at ``venv`` (``with_pip=False``: without ensurepip's pip); its Python."""
+    flags = [] if with_pip else ["--without-pip"]
+    run([python, "-m", "venv", *flags, str(venv)], cwd, "create the virtual environment")
     return venv / "bin" / "python"
 
 

@@ -133,11 +133,7 @@ def main(argv: list[str]) -> int:
         local_url = make_remote(work / "remote" / f"{name}.git", branch)
 
         step("fresh environment with what Colab preinstalls: " + ", ".join(PREINSTALLED))
-        venv = work / "venv"
-        check_binder.run(
-            [args.python, "-m", "venv", "--without-pip", str(venv)], work, "create the virtual environment"
-        )
-        py = venv / "bin" / "python"
+        py = check_binder.make_venv(args.python, work / "venv", work, with_pip=False)
         # The pip running this script installs into the new environment (``--python``), its own
         # version of pip included (the set-up cell calls ``python -m pip``): twice as fast as
         # ensurepip's bundled, older pip installing pip and then the packages.
