@@ -76,6 +76,34 @@ def test_rope_position_term_complex_form() -> None:
             assert P[i, j] == pytest.approx(want, abs=1e-12)
 
 
+def test_rope_term_rotates_as_apply_rope_bit_for_bit() -> None:
+    # the probe rotates with phases it keeps between steps; apply_rope computes them anew
+    from posenc import apply_rope
+    from posenc.analysis.probe import _rope
+
+    x = np.random.default_rng(5).standard_normal((9, 8))
+    assert np.array_equal(_rope(x), apply_rope(x))
+    back = -np.arange(9, dtype=np.float64)
+    assert np.array_equal(_rope(x, -1.0), apply_rope(x, back))
+    assert not np.array_equal(_rope(x, -1.0), _rope(x))  # the sign is used
+
+
+def test_infinite_scores_above_the_diagonal_are_masked_not_refused() -> None:
+    probe = AttentionProbe("learned", max_len=3, d=2)
+    probe.params["U"][:] = 0.0
+    probe.params["V"][:] = 0.0
+    probe.params["U"][0, 0] = probe.params["V"][1, 0] = 1e200  # P[0, 1] = 1e400: inf, above the diagonal
+    with np.errstate(over="ignore"):
+        assert np.isinf(probe.position_scores(3)[0, 1])
+    w = probe.weights([[0, 1, 2]])
+    assert np.all(np.isfinite(w)) and np.allclose(w.sum(axis=-1), 1.0)
+    assert w[0, 0, 1] == 0.0 and w[0, 0, 0] == 1.0
+    probe.params["V"][1, 0], probe.params["U"][1, 0] = 0.0, 1e200
+    probe.params["V"][0, 0] = 1e200  # now P[1, 0], below the diagonal, is inf
+    with pytest.raises(ValueError, match="not finite"):
+        probe.weights([[0, 1, 2]])
+
+
 def test_learned_has_no_rows_beyond_max_len() -> None:
     probe = AttentionProbe("learned", max_len=8, d=4)
     assert probe.position_scores(8).shape == (8, 8)

@@ -36,8 +36,12 @@ the parameters by hand and takes Adam steps.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
+from .._rope_inputs import rotate_checked
+from .._rotate import unit_phases
 from .._validation import (
     check_choice,
     check_finite_real,
@@ -50,7 +54,7 @@ from .._validation import (
     check_width,
 )
 from ..relative import t5_relative_position_bucket
-from ..rope import apply_rope
+from ..rope import _angles
 from ..sinusoidal import sinusoidal_encoding
 from .tasks import check_tokens, copy_targets, copy_task
 
@@ -62,6 +66,51 @@ MAX_STEPS = 10**6
 # fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
 MAX_WORK = 2**34  # about 1 ns each (measured): at most about 20 s
 MAX_WORK_TEXT = "2**34"
+
+
+@lru_cache(maxsize=16)
+def _causal_mask(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """``mask[i, j] = j <= i`` and its complement, shape ``(length, length)`` (read-only, shared)."""
+    mask = np.tril(np.ones((length, length), dtype=bool))
+    above = ~mask
+    mask.setflags(write=False)
+    above.setflags(write=False)
+    return mask, above
+
+
+@lru_cache(maxsize=16)
+def _sinusoidal_rows(length: int, d: int) -> np.ndarray:
+    """``sinusoidal_encoding(length, d)``, read-only: a fit reads the same table at every step."""
+    pe = sinusoidal_encoding(length, d)
+    pe.setflags(write=False)
+    return pe
+
+
+@lru_cache(maxsize=16)
+def _rope_phases(length: int, d: int, sign: float) -> np.ndarray:
+    """The phases by which ``apply_rope(x, sign * np.arange(length))`` turns the rows of
+    ``x`` (``(length, d)``, base 10000, interleaved pairs), computed as apply_rope computes
+    them, read-only: a fit rotates by the same phases at every step."""
+    angles, factor = _angles(d, sign * np.arange(length, dtype=np.float64), 10000.0, None, None)
+    phase = unit_phases(angles, factor)
+    phase.setflags(write=False)
+    return phase
+
+
+def _rope(x: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """``apply_rope(x, sign * np.arange(len(x)))`` for a float64 ``(L, d)`` ``x``, with cached phases."""
+    return rotate_checked(x, _rope_phases(x.shape[0], x.shape[1], sign), "interleaved")
+
+
+@lru_cache(maxsize=16)
+def _t5_buckets(length: int, num_buckets: int, max_distance: int) -> np.ndarray:
+    """Unidirectional T5 buckets of ``key - query`` for ``length`` positions, read-only."""
+    i = np.arange(length)
+    buckets = t5_relative_position_bucket(
+        i[None, :] - i[:, None], bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
+    )
+    buckets.setflags(write=False)
+    return buckets
 
 
 class AttentionProbe:
@@ -145,11 +194,7 @@ class AttentionProbe:
         return int(sum(v.size for k, v in self.params.items() if k != "C"))
 
     def _buckets(self, length: int) -> np.ndarray:
-        i = np.arange(length)
-        rel = i[None, :] - i[:, None]  # key - query
-        return t5_relative_position_bucket(
-            rel, bidirectional=False, num_buckets=self.num_buckets, max_distance=self.max_distance
-        )
+        return _t5_buckets(length, self.num_buckets, self.max_distance)
 
     def position_scores(self, length: int) -> np.ndarray:
         """The position term :math:`P` of shape ``(length, length)`` (before the causal mask), float64.
@@ -159,26 +204,31 @@ class AttentionProbe:
         """
         length = check_length(length, "length")
         check_size((length, length), "the position scores (length, length)")
+        return self._position_terms(length)[0]
+
+    def _position_terms(self, length: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """:meth:`position_scores` (``length`` already checked) and what its gradient reuses:
+        the sinusoidal table, or RoPE's rotated ``a`` and ``b``."""
         p = self.params
         if self.method == "sinusoidal":
-            pe = sinusoidal_encoding(length, self.d)
-            return pe @ p["A"] @ pe.T
+            pe = _sinusoidal_rows(length, self.d)
+            return pe @ p["A"] @ pe.T, (pe,)
         if self.method == "learned":
             if length > self.max_len:
                 raise ValueError(
                     f"length {length} exceeds max_len={self.max_len}: the learned tables have no rows "
                     "for those positions"
                 )
-            return p["U"][:length] @ p["V"][:length].T
+            return p["U"][:length] @ p["V"][:length].T, ()
         if self.method == "rope":
-            qa = apply_rope(np.broadcast_to(p["a"], (length, self.d)))
-            kb = apply_rope(np.broadcast_to(p["b"], (length, self.d)))
-            return qa @ kb.T
+            qa = _rope(np.broadcast_to(p["a"], (length, self.d)))
+            kb = _rope(np.broadcast_to(p["b"], (length, self.d)))
+            return qa @ kb.T, (qa, kb)
         if self.method == "t5":
-            return p["beta"][self._buckets(length)]
+            return p["beta"][self._buckets(length)], ()
         i = np.arange(length, dtype=np.float64)
         with np.errstate(over="ignore"):
-            return -self.slope * (i[:, None] - i[None, :])
+            return -self.slope * (i[:, None] - i[None, :]), ()
 
     def _tokens(self, tokens: object) -> np.ndarray:
         tokens = check_tokens(tokens)
@@ -196,19 +246,39 @@ class AttentionProbe:
         tokens = self._tokens(tokens)
         length = tokens.shape[1]
         check_size((tokens.shape[0], length, length), "the weights (n_seq, length, length)")
+        return self._weights(self._pair_index(tokens), self._scores_term(length)[0])
+
+    def _scores_term(self, length: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """:meth:`_position_terms` for the scores: an overflow there is reported by :meth:`_weights`."""
         with np.errstate(over="ignore", invalid="ignore"):
-            scores = self.params["C"][tokens[:, :, None], tokens[:, None, :]] + self.position_scores(length)
-        mask = np.tril(np.ones((length, length), dtype=bool))
-        if not np.isfinite(scores[:, mask]).all():
+            return self._position_terms(length)
+
+    def _pair_index(self, tokens: np.ndarray) -> np.ndarray:
+        """``x_i * vocab + x_j`` for every query ``i`` and key ``j``: the flat index of ``C[x_i, x_j]``."""
+        return tokens[:, :, None] * self.vocab + tokens[:, None, :]
+
+    def _weights(self, pairs: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """:meth:`weights` from the :meth:`_pair_index` of checked tokens and the position term."""
+        length = pairs.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            # one flat gather: several times faster than C[x[:, :, None], x[:, None, :]]
+            scores = np.take(self.params["C"].ravel(), pairs)
+            scores += position
+        mask, above = _causal_mask(length)
+        # Entries above the diagonal are masked out: only a non-finite score on or below it is
+        # an error (the whole array is checked first, the common case, all finite).
+        if not np.isfinite(scores).all() and not np.isfinite(scores[:, mask]).all():
             raise ValueError(
                 "the attention scores C + P are not finite (beyond the float64 range, about 1.8e308): "
                 "slope or the trained parameters are too large"
             )
-        scores = np.where(mask, scores, -np.inf)
+        # softmax over the keys j <= i, in place (the array is this call's own)
+        np.copyto(scores, -np.inf, where=above)
         with np.errstate(over="ignore"):  # below -1.8e308 after the shift: weight exactly 0
-            scores = scores - scores.max(axis=-1, keepdims=True)
-        e = np.exp(scores)
-        return e / e.sum(axis=-1, keepdims=True)
+            scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        return scores
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         """Predicted token ``argmax_v sum_j w_ij [x_j = v]`` at every position, ``(n_seq, L)``.
@@ -217,7 +287,9 @@ class AttentionProbe:
         """
         tokens = self._tokens(tokens)
         check_size((*tokens.shape, self.vocab), "the one-hot outputs (n_seq, length, vocab)")
-        w = self.weights(tokens)
+        length = tokens.shape[1]
+        check_size((tokens.shape[0], length, length), "the weights (n_seq, length, length)")
+        w = self._weights(self._pair_index(tokens), self._scores_term(length)[0])
         onehot = np.eye(self.vocab)[tokens]
         return np.argmax(w @ onehot, axis=-1)
 
@@ -232,23 +304,33 @@ class AttentionProbe:
         n, length = tokens.shape
         if offset >= length:
             raise ValueError(f"offset must be smaller than the sequence length {length}, got {offset}")
-        w = self.weights(tokens)
-        targets = copy_targets(tokens, offset)
+        check_size((n, length, length), "the weights (n_seq, length, length)")
+        return self._loss_and_grads(tokens, offset)
+
+    def _loss_and_grads(self, tokens: np.ndarray, offset: int) -> tuple[float, dict[str, np.ndarray]]:
+        """:meth:`loss_and_grads` of checked ``tokens`` and ``offset`` (:func:`fit_probe` draws both)."""
+        n, length = tokens.shape
+        position, reused = self._scores_term(length)
+        pairs = self._pair_index(tokens)
+        w = self._weights(pairs, position)
+        targets = np.full((n, length), -1, dtype=np.int64)  # copy_targets, without its checks
+        targets[:, offset:] = tokens[:, : length - offset]
         valid = targets >= 0
         G = (tokens[:, None, :] == targets[:, :, None]) & valid[:, :, None]  # [x_j = t_i]
         o = np.sum(w * G, axis=-1)  # o_i[t_i]
         o_safe = np.where(valid, np.maximum(o, 1e-300), 1.0)
         count = int(valid.sum())
         loss = float(-np.sum(np.log(o_safe)[valid]) / count)
-        g = -G.astype(np.float64) / o_safe[:, :, None] / count
+        # -[x_j = t_i] / o_i / count: -1 / o_i / count where G holds, -0.0 elsewhere
+        g = np.where(G, (-1.0 / o_safe / count)[:, :, None], -0.0)
         dS = w * (g - np.sum(w * g, axis=-1, keepdims=True))
         grads: dict[str, np.ndarray] = {}
-        flat = (tokens[:, :, None] * self.vocab + tokens[:, None, :]).ravel()
-        grads["C"] = np.bincount(flat, weights=dS.ravel(), minlength=self.vocab**2).reshape(self.vocab, -1)
+        dC = np.bincount(pairs.ravel(), weights=dS.ravel(), minlength=self.vocab**2)
+        grads["C"] = dC.reshape(self.vocab, -1)
         dP = dS.sum(axis=0)
         p = self.params
         if self.method == "sinusoidal":
-            pe = sinusoidal_encoding(length, self.d)
+            (pe,) = reused
             grads["A"] = pe.T @ dP @ pe
         elif self.method == "learned":
             U, V = p["U"][:length], p["V"][:length]
@@ -257,11 +339,10 @@ class AttentionProbe:
             grads["U"][:length] = dP @ V
             grads["V"][:length] = dP.T @ U
         elif self.method == "rope":
-            qa = apply_rope(np.broadcast_to(p["a"], (length, self.d)))
-            kb = apply_rope(np.broadcast_to(p["b"], (length, self.d)))
-            back = -np.arange(length, dtype=np.float64)  # R_i^T = R_{-i}
-            grads["a"] = apply_rope(dP @ kb, back).sum(axis=0)
-            grads["b"] = apply_rope(dP.T @ qa, back).sum(axis=0)
+            qa, kb = reused
+            # R_i^T = R_{-i}: rotate back by minus the positions
+            grads["a"] = _rope(dP @ kb, -1.0).sum(axis=0)
+            grads["b"] = _rope(dP.T @ qa, -1.0).sum(axis=0)
         elif self.method == "t5":
             grads["beta"] = np.bincount(
                 self._buckets(length).ravel(), weights=dP.ravel(), minlength=self.num_buckets
@@ -320,7 +401,7 @@ def fit_probe(
     for t in range(1, steps + 1):
         tokens = rng.integers(0, vocab, size=(batch, train_len))
         try:
-            loss, grads = probe.loss_and_grads(tokens, offset)
+            loss, grads = probe._loss_and_grads(tokens, offset)
         except ValueError as exc:
             raise ValueError(f"training diverged at step {t}: lower lr (got {lr}) or slope ({exc})") from None
         losses[t - 1] = loss
