@@ -346,6 +346,18 @@ def test_dev_requirements_add_the_tools_on_top_of_the_reader_pins():
     assert dev["jupyter-book"].startswith("1."), "jupyter-book 2 has no _config.yml"
 
 
+def test_no_pin_brings_the_iri_grammar_that_nbformat_would_build_at_import():
+    # jsonschema 4.24+ with the format-nongpl extra (asked for by jupyter-events) installs
+    # rfc3987-syntax, and jsonschema imports it, building its Lark parser: about a second in
+    # every process that imports nbformat (measured: 1.1 s against 0.14 s for import nbformat).
+    pins = _requirement_pins("requirements.txt") | _requirement_pins("requirements-dev.txt")
+    assert "rfc3987-syntax" not in pins and "lark" not in pins
+    assert tuple(int(n) for n in pins["jsonschema"].split(".")[:2]) < (4, 24)
+    probe = "import sys, nbformat; print(sorted(m for m in ('rfc3987_syntax', 'lark') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", f"import nbformat still imports {loaded.stdout.strip()}"
+
+
 def test_make_installs_dev_tools_and_nbval_runs_the_reader_kernel():
     makefile = (ROOT / "Makefile").read_text()
     env_rule = re.search(r"^\$\(STAMP\):(.*?)\n\n", makefile, flags=re.M | re.S).group(1)
