@@ -18,12 +18,15 @@ from ._validation import check_sequence
 
 
 def vanishes(expr: Any) -> bool:
-    """Whether a trigonometric SymPy expression simplifies to exactly zero.
+    r"""Whether a trigonometric SymPy expression simplifies to exactly zero.
 
-    The expression is expanded, its trigonometric functions of sums expanded
-    (:math:`\\sin(a+b) = \\sin a\\cos b + \\cos a\\sin b`, ...), then simplified; ``True``
-    only when the result is the integer 0, so an expression SymPy cannot reduce counts as
-    not vanishing (a check built on it fails rather than passes by accident).
+    The expression is expanded and its trigonometric functions of sums expanded
+    (:math:`\sin(a+b) = \sin a\cos b + \cos a\sin b`, ...). If that polynomial in sines
+    and cosines is zero once every :math:`\sin^2 a` is written :math:`1 - \cos^2 a`, the
+    answer is ``True`` at once (only identities were used); otherwise it is simplified with
+    ``sympy.simplify``, which is slower. ``True`` only when a result is the integer 0, so
+    an expression SymPy cannot reduce counts as not vanishing (a check built on it fails
+    rather than passes by accident).
 
     ``expr`` a SymPy expression or a number; strings (never parsed: SymPy would evaluate
     them), bools, matrices and other objects raise ``TypeError`` naming ``expr``.
@@ -31,7 +34,25 @@ def vanishes(expr: Any) -> bool:
     import sympy as sp
 
     expr = _expression(expr, "expr")
-    return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
+    trig = sp.expand_trig(sp.expand(expr))
+    if _without_sine_squares(sp.expand(trig)) == 0:
+        return True
+    return sp.simplify(trig) == 0
+
+
+def _without_sine_squares(expr: Any) -> Any:
+    r"""``expr`` expanded with every power :math:`\sin^k a`, :math:`k \ge 2`, written
+    :math:`\sin^{k-2} a\,(1 - \cos^2 a)` until none is left (an identity for any ``a``)."""
+    import sympy as sp
+
+    def is_sine_square(e: Any) -> bool:
+        return e.is_Pow and isinstance(e.base, sp.sin) and e.exp.is_Integer and e.exp >= 2
+
+    while expr.has(sp.sin) and any(is_sine_square(e) for e in sp.preorder_traversal(expr)):
+        expr = sp.expand(
+            expr.replace(is_sine_square, lambda e: e.base ** (e.exp - 2) * (1 - sp.cos(e.base.args[0]) ** 2))
+        )
+    return expr
 
 
 def rotation(angle: Any) -> Any:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from posenc.symbolic import rotation, sinusoidal_vector, softmax_rows, vanishes
+from posenc.symbolic import _without_sine_squares, rotation, sinusoidal_vector, softmax_rows, vanishes
 
 t, u = sp.symbols("t u", real=True)
 
@@ -15,6 +15,24 @@ def test_vanishes_true_for_an_identity_and_false_otherwise():
     assert vanishes(sp.sin(t + u) - sp.sin(t) * sp.cos(u) - sp.cos(t) * sp.sin(u))
     assert not vanishes(sp.sin(t + u) - sp.sin(t) * sp.cos(u))
     assert not vanishes(sp.cos(t))
+
+
+def test_sine_squares_are_rewritten_by_the_pythagorean_identity():
+    s, c = sp.sin(t), sp.cos(t)
+    assert _without_sine_squares(s**2 + c**2 - 1) == 0
+    assert _without_sine_squares(s**4 + 2 * s**2 * c**2 + c**4 - 1) == 0  # (s^2 + c^2)^2 - 1
+    assert _without_sine_squares(s**3) == sp.expand(s - s * c**2)
+    assert _without_sine_squares(s * sp.sin(u) ** 2) == sp.expand(s - s * sp.cos(u) ** 2)
+    assert _without_sine_squares(s * c) == s * c  # nothing to rewrite
+
+
+def test_vanishes_uses_both_the_quick_rewrite_and_simplify():
+    # needs sin^2 + cos^2 = 1 (the rewrite), then only simplify knows tan = sin / cos
+    assert vanishes(sp.sin(t + u) ** 2 + sp.cos(t + u) ** 2 - 1)
+    assert _without_sine_squares(sp.expand(sp.tan(t) - sp.sin(t) / sp.cos(t))) != 0
+    assert vanishes(sp.tan(t) - sp.sin(t) / sp.cos(t))
+    assert not vanishes(sp.sin(t) ** 2 - sp.cos(t) ** 2)
+    assert not vanishes(sp.sin(t) ** 2 + sp.cos(u) ** 2 - 1)  # two angles: not an identity
 
 
 def test_rotation_is_counter_clockwise_and_composes():
