@@ -35,7 +35,7 @@ def vanishes(expr: Any) -> bool:
 
     expr = _expression(expr, "expr")
     trig = sp.expand_trig(sp.expand(expr))
-    if _without_sine_squares(sp.expand(trig)) == 0:
+    if _without_sine_squares(trig) == 0:
         return True
     return sp.simplify(trig) == 0
 
@@ -48,7 +48,8 @@ def _without_sine_squares(expr: Any) -> Any:
     def is_sine_square(e: Any) -> bool:
         return e.is_Pow and isinstance(e.base, sp.sin) and e.exp.is_Integer and e.exp >= 2
 
-    while expr.has(sp.sin) and any(is_sine_square(e) for e in sp.preorder_traversal(expr)):
+    expr = sp.expand(expr)
+    while any(is_sine_square(e) for e in sp.preorder_traversal(expr)):
         expr = sp.expand(
             expr.replace(is_sine_square, lambda e: e.base ** (e.exp - 2) * (1 - sp.cos(e.base.args[0]) ** 2))
         )

@@ -56,7 +56,7 @@ from .._validation import (
 from ..relative import t5_relative_position_bucket
 from ..rope import _angles
 from ..sinusoidal import sinusoidal_encoding
-from .tasks import check_tokens, copy_targets, copy_task
+from .tasks import check_tokens, copy_targets, copy_task, shifted_targets
 
 METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")
 MAX_VOCAB = 2**14  # the content matrix C is vocab x vocab
@@ -243,7 +243,10 @@ class AttentionProbe:
         floats and complex numbers refused), ``n_seq * L**2 <= 2**28``. Errors name
         ``tokens`` or ``vocab``; scores beyond the float64 range raise ``ValueError``.
         """
-        tokens = self._tokens(tokens)
+        return self._weights_of(self._tokens(tokens))
+
+    def _weights_of(self, tokens: np.ndarray) -> np.ndarray:
+        """:meth:`weights` of checked ``tokens``, after the size check of the weights."""
         length = tokens.shape[1]
         check_size((tokens.shape[0], length, length), "the weights (n_seq, length, length)")
         return self._weights(self._pair_index(tokens), self._scores_term(length)[0])
@@ -287,9 +290,7 @@ class AttentionProbe:
         """
         tokens = self._tokens(tokens)
         check_size((*tokens.shape, self.vocab), "the one-hot outputs (n_seq, length, vocab)")
-        length = tokens.shape[1]
-        check_size((tokens.shape[0], length, length), "the weights (n_seq, length, length)")
-        w = self._weights(self._pair_index(tokens), self._scores_term(length)[0])
+        w = self._weights_of(tokens)
         onehot = np.eye(self.vocab)[tokens]
         return np.argmax(w @ onehot, axis=-1)
 
@@ -313,8 +314,7 @@ class AttentionProbe:
         position, reused = self._scores_term(length)
         pairs = self._pair_index(tokens)
         w = self._weights(pairs, position)
-        targets = np.full((n, length), -1, dtype=np.int64)  # copy_targets, without its checks
-        targets[:, offset:] = tokens[:, : length - offset]
+        targets = shifted_targets(tokens, offset)
         valid = targets >= 0
         G = (tokens[:, None, :] == targets[:, :, None]) & valid[:, :, None]  # [x_j = t_i]
         o = np.sum(w * G, axis=-1)  # o_i[t_i]

@@ -47,8 +47,11 @@ def copy_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
     2**53; bools and floats refused); ``offset``: a non-negative integer. Returns int64 of
     the shape of ``tokens``; errors name the argument.
     """
-    tokens = check_tokens(tokens)
-    offset = check_int(offset, "offset", 0)
+    return shifted_targets(check_tokens(tokens), check_int(offset, "offset", 0))
+
+
+def shifted_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
+    """:func:`copy_targets` of an int64 ``tokens`` array and an ``offset >= 0`` already checked."""
     t = np.full(tokens.shape, -1, dtype=np.int64)
     if offset < tokens.shape[1]:
         t[:, offset:] = tokens[:, : tokens.shape[1] - offset]
