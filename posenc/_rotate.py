@@ -28,14 +28,19 @@ One core cannot keep up with memory here: widening, multiplying, narrowing and t
 finiteness check of a float32 tile take longer than streaming it. A rotation of at least
 ``THREAD_MIN_PAIRS`` pairs is therefore shared among up to ``MAX_THREADS`` threads (no more
 than the CPUs the process may use), each with its own scratch and a contiguous run of
-tiles; numpy releases the GIL inside each call. A tile is computed by the same calls
-whichever thread takes it, so the result is the same with one thread or several.
+tiles; numpy releases the GIL inside each call. The calling thread computes the first
+run and ``MAX_THREADS - 1`` worker threads, started on first use and kept for the life of
+the process (a forked child starts its own), compute the others: starting and ending
+threads on every call cost more than a mid-size table itself on a small virtual machine
+(each new thread maps a stack, each ending one unmaps it). A tile is computed by the same
+calls whichever thread takes it, so the result is the same with one thread or several.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -53,6 +58,9 @@ MAX_THREADS = 4
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+_workers: ThreadPoolExecutor | None = None
+_workers_lock = threading.Lock()
 
 _COMPLEX_VIEW = {np.dtype(np.float64): np.dtype(np.complex128), np.dtype(np.float32): np.dtype(np.complex64)}
 
@@ -92,10 +100,7 @@ def unit_phases(angles: np.ndarray, scale: float = 1.0) -> np.ndarray:
         np.multiply(fn(angles), scale, out=part)
 
     if phase.size >= THREAD_MIN_PAIRS // 4 and _cpu_count() > 1:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            sines = pool.submit(fill, phase.imag, np.sin)
-            fill(phase.real, np.cos)
-            sines.result()
+        _share(fill, [(phase.real, np.cos), (phase.imag, np.sin)])
     else:
         fill(phase.real, np.cos)
         fill(phase.imag, np.sin)
@@ -169,9 +174,41 @@ def in_threads(work: Callable[[list[T]], R], tiles: list[T], pairs: int) -> list
     if workers == 1:
         return [work(tiles)]
     bounds = [len(tiles) * w // workers for w in range(workers + 1)]
-    runs = [tiles[a:b] for a, b in itertools.pairwise(bounds)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(work, runs))
+    return _share(work, [(tiles[a:b],) for a, b in itertools.pairwise(bounds)])
+
+
+def _share(fn: Callable[..., R], calls: list[tuple]) -> list[R]:
+    """``[fn(*args) for args in calls]``, the first in this thread and the others in the kept workers.
+
+    Returns only when every call has ended, also when one raises (the first exception is
+    raised then), so that no worker still writes into an array its caller has dropped.
+    """
+    pending = [_executor().submit(fn, *args) for args in calls[1:]]
+    try:
+        first = fn(*calls[0])
+    finally:
+        for f in pending:
+            f.exception()  # wait for it whatever happened here
+    return [first] + [f.result() for f in pending]
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The ``MAX_THREADS - 1`` worker threads, started on first use (again in a forked child)."""
+    global _workers
+    with _workers_lock:
+        if _workers is None:
+            _workers = ThreadPoolExecutor(max_workers=MAX_THREADS - 1, thread_name_prefix="posenc")
+        return _workers
+
+
+def _forget_workers() -> None:
+    # after fork: the child has only the forking thread, the parent's workers are not its own
+    global _workers, _workers_lock
+    _workers, _workers_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _cpu_count() -> int:

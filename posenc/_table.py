@@ -8,6 +8,8 @@ position (tests/test_sinusoidal_fast.py compares the two).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -37,14 +39,26 @@ _TINY_BITS = {
     )
     for ft in (np.float64, np.float32, np.float16)
 }
-# Pairs per inner step: a complex128 tile of 1 MiB, in the L2 cache or beside it in L3.
-# Measured on the 2-core machine of chapter 13 against 512 KiB tiles (half as many numpy
-# calls): a large table is filled about a sixth faster, a mid-size one (16384 x 512) no slower.
-_CHUNK_PAIRS = 1 << 16
+# Pairs per inner step: a complex128 tile of 2 MiB, beside the 1 MiB L2 cache in L3 (a
+# narrow table's range spans two or more blocks of 256 rows, one broadcast product).
+# Measured on the 2-core machine of chapter 13, calls timed in turn as in the benchmark:
+# 2 MiB tiles against 1 MiB (half as many numpy calls, whose Python glue the threads take
+# turns to run) made a 16384 x 512 table about a sixth faster, the larger ones no slower.
+_CHUNK_PAIRS = 1 << 17
 # The start phases of the first _CACHED_BLOCKS blocks (positions 0 .. 16383) are kept with
 # the offset tables (a quarter of their size), as FFT libraries keep their twiddle factors:
 # a table from position 0 of up to 16384 rows then evaluates no start phase of its own.
 _CACHED_BLOCKS = 64
+# The entries below _TINY found in a table of positions 0..n-1 are kept for the last
+# _KNOWN_KEYS (d_model, base) pairs, with n (see _known_small). A table whose positions lie
+# in 0..n-1 then recomputes those entries without looking for them: the products of a
+# position are the same bits in every call (the decomposition depends on p alone), so
+# the entries below _TINY are the same. A table with more than _KNOWN_MAX of them (a base
+# so large that whole columns are tiny) is not kept.
+_KNOWN_KEYS = 8
+_KNOWN_MAX = 1 << 16
+_known: OrderedDict = OrderedDict()
+_known_lock = threading.Lock()
 
 
 @lru_cache(maxsize=8)
@@ -172,10 +186,52 @@ def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo) -> tuple[np.ndarray
     sel = np.flatnonzero(_below_tiny(vals, inclusive=False, axis=1))
     r_in, col = np.divmod(np.flatnonzero(np.abs(vals[sel]) < _TINY), vals.shape[1])
     r = sel[r_in]
+    _recompute(vals, pos, r, col, w_hi, w_lo)
+    return r, col
+
+
+def _recompute(vals: np.ndarray, pos: np.ndarray, r: np.ndarray, col: np.ndarray, w_hi, w_lo) -> None:
+    """Evaluate ``vals[r, col]`` directly with :func:`exact_sincos` (``vals``: float64 view of the rows)."""
     if r.size:
         exact_s, exact_c = exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
         vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
-    return r, col
+
+
+def _known_small(d_model: int, base: float, first: float, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The entries below ``_TINY`` of the table of positions ``first .. first + n - 1``, if known.
+
+    Sorted positions and float64-view columns (as :func:`_fix_tiny` locates them, the row
+    of position 0 left out), from a table of positions ``0 .. m - 1`` with ``m >= first + n``
+    computed earlier in this process; None when no such table was kept.
+    """
+    with _known_lock:
+        entry = _known.get((d_model, base))
+        if entry is not None:
+            _known.move_to_end((d_model, base))
+    if entry is None or first < 0 or first + n > entry[0]:
+        return None
+    return entry[1], entry[2]
+
+
+def _remember_small(d_model: int, base: float, n: int, found: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Keep the entries below ``_TINY`` found in the table of positions ``0 .. n - 1`` (see ``_known``)."""
+    p = np.concatenate([r for r, _ in found]) if found else np.empty(0, dtype=np.intp)
+    c = np.concatenate([c for _, c in found]) if found else np.empty(0, dtype=np.intp)
+    keep = p != 0  # the row of position 0 is exact as computed (see _has_tiny_rows)
+    p, c = p[keep], c[keep]
+    if p.size > _KNOWN_MAX:
+        return
+    order = np.lexsort((c, p))
+    p, c = p[order], c[order]
+    p.setflags(write=False)
+    c.setflags(write=False)
+    with _known_lock:
+        old = _known.get((d_model, base))
+        if old is None or old[0] < n:
+            _known[(d_model, base)] = (n, p, c)
+        _known.move_to_end((d_model, base))
+        while len(_known) > _KNOWN_KEYS:
+            _known.popitem(last=False)
 
 
 def _store(out: np.ndarray, a: int, rows: np.ndarray, layout: str) -> np.ndarray:
@@ -189,26 +245,29 @@ def _store(out: np.ndarray, a: int, rows: np.ndarray, layout: str) -> np.ndarray
     return dst
 
 
-def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, skip=-1) -> None:
+def _store_fixed(out, a, rows, pos, w_hi, w_lo, layout, skip=-1) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_fix_tiny` then :func:`_store`, looking for small entries where it is cheapest.
 
     A float64 table is scanned in float64 (rows ``skip``, the row of position 0, left out:
     see :func:`_has_tiny_rows`). A float32 or float16 table is scanned after the store, at
     half the cost or less: rounding is monotonic and ``_TINY`` is representable, so an
     entry below ``_TINY`` before rounding is at most ``_TINY`` after; only when one is
-    found are the float64 values scanned, and the entries fixed stored again.
+    found are the float64 values scanned, and the entries fixed stored again. Returns the
+    rows and float64-view columns of ``rows`` that were recomputed (as :func:`_fix_tiny`).
     """
     vals = rows.view(np.float64)
+    none = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
     if out.dtype == np.float64:
-        if _has_tiny_rows(vals, skip, inclusive=False):
-            _fix_tiny(rows, pos, w_hi, w_lo)
+        found = _fix_tiny(rows, pos, w_hi, w_lo) if _has_tiny_rows(vals, skip, inclusive=False) else none
         _store(out, a, rows, layout)
-        return
+        return found
     dst = _store(out, a, rows, layout)
-    if _has_tiny_rows(dst, skip, inclusive=True):
-        r, col = _fix_tiny(rows, pos, w_hi, w_lo)
-        half = rows.shape[1]
-        dst[r, col if layout == "interleaved" else col // 2 + (col % 2) * half] = vals[r, col]
+    if not _has_tiny_rows(dst, skip, inclusive=True):
+        return none
+    r, col = _fix_tiny(rows, pos, w_hi, w_lo)
+    half = rows.shape[1]
+    dst[r, col if layout == "interleaved" else col // 2 + (col % 2) * half] = vals[r, col]
+    return r, col
 
 
 def _segment_rows(half: int) -> int:
@@ -271,16 +330,18 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     half = d_model // 2
     w_hi, w_lo = frequency_pairs(d_model, base)
     v_all = _offset_tables(d_model, base)
+    first = int(pos[0])
     first_start = float(np.floor(pos[0] / _BLOCK) * _BLOCK)
     offset = int(pos[0] - first_start)
-    zero_row = int(-pos[0]) if pos[0] <= 0 <= pos[-1] else -1
+    zero_row = -first if first <= 0 <= pos[-1] else -1
     direct = layout == "interleaved" and out.dtype == np.float64 and out.flags.c_contiguous
     target = out.view(np.complex128) if direct else None
     seg_rows = min(pos.size, _segment_rows(half))
     step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))  # the most rows of a range within one block
     segments = list(_segments(pos.size, offset, half))
+    known = _known_small(d_model, base, first, pos.size)
 
-    def fill_some(some: list[tuple[int, int, int, int | None]]) -> None:
+    def fill_some(some: list[tuple[int, int, int, int | None]]) -> list[tuple[np.ndarray, np.ndarray]]:
         # each thread its own scratch tile, start phases and copy of a block's start phases
         scratch = None if direct else np.empty((seg_rows, half), dtype=np.complex128)
         last_a, last_b, last_k, last_j0 = some[-1]
@@ -291,6 +352,7 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
         # of one shape faster than it broadcasts a row, and the next range of the same
         # block reuses the copy (made when first needed).
         u_rows, u_rows_k = None, -1
+        found = []  # (positions, columns) of the entries recomputed, when looked for
         for a, b, k, j0 in some:
             m = b - a
             rows = target[a:b] if direct else scratch[:m]
@@ -303,10 +365,28 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
                 if u_rows_k != k:
                     u_rows[...], u_rows_k = u_some[k - k_lo], k
                 multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
+            if known is not None:  # the entries below _TINY are known: recompute them, no scan
+                lo, hi = np.searchsorted(known[0], (first + a, first + b))
+                _recompute(
+                    rows.view(np.float64),
+                    pos[a:b],
+                    known[0][lo:hi] - (first + a),
+                    known[1][lo:hi],
+                    w_hi,
+                    w_lo,
+                )
+                if not direct:
+                    _store(out, a, rows, layout)
+                continue
             if direct:
                 if _has_tiny_rows(rows.view(np.float64), zero_row - a, inclusive=False):
-                    _fix_tiny(rows, pos[a:b], w_hi, w_lo)
+                    r, col = _fix_tiny(rows, pos[a:b], w_hi, w_lo)
+                    found.append((r + (first + a), col))
             else:
-                _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
+                r, col = _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
+                found.append((r + (first + a), col))
+        return found
 
-    in_threads(fill_some, segments, pos.size * half)
+    runs = in_threads(fill_some, segments, pos.size * half)
+    if known is None and first == 0:
+        _remember_small(d_model, base, pos.size, [f for run in runs for f in run])

@@ -173,16 +173,21 @@ def public_functions(*module_names: str) -> set[str]:
 
 
 @pytest.fixture
-def pool_sizes(monkeypatch) -> list[int]:
-    """The thread counts of the pools posenc starts (posenc._rotate's ThreadPoolExecutor), in order."""
+def pool_sizes(monkeypatch) -> list[tuple[str, int]]:
+    """The work posenc shares among threads (posenc._rotate._share), in order.
+
+    One ``(name, threads)`` per sharing call: the name of the function shared (e.g.
+    ``"fill_some"`` for a table's rows, ``"rotate_some"`` for RoPE's tiles) and how
+    many threads computed it (the caller's included).
+    """
     import posenc._rotate as rotate
 
-    sizes: list[int] = []
-    real_pool = rotate.ThreadPoolExecutor
+    sizes: list[tuple[str, int]] = []
+    real_share = rotate._share
 
-    def counting_pool(max_workers: int):
-        sizes.append(max_workers)
-        return real_pool(max_workers=max_workers)
+    def counting_share(fn, calls):
+        sizes.append((fn.__name__, len(calls)))
+        return real_share(fn, calls)
 
-    monkeypatch.setattr(rotate, "ThreadPoolExecutor", counting_pool)
+    monkeypatch.setattr(rotate, "_share", counting_share)
     return sizes

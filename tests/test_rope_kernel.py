@@ -279,7 +279,7 @@ def test_threads_give_the_bits_of_one_thread(monkeypatch, pool_sizes, layout, dt
     monkeypatch.setattr(posenc._rotate, "TILE_PAIRS", 5000)  # many tiles for each thread
     monkeypatch.setattr(posenc._rotate, "_cpu_count", lambda: 2)
     threaded = apply_rope(x, pos, layout=layout)
-    assert 2 in pool_sizes  # the tiles were shared between two threads
+    assert ("rotate_some", 2) in pool_sizes  # the tiles were shared between two threads
     monkeypatch.setattr(posenc._rotate, "THREAD_MIN_PAIRS", 10**12)
     pool_sizes.clear()
     one = apply_rope(x, pos, layout=layout)
@@ -293,3 +293,56 @@ def test_overflowing_result_is_refused():
     # position 1: cos 1 and sin 1 are both positive, so a sin + b cos > max(float32)
     with pytest.raises(ValueError, match="overflow"):
         apply_rope(x, [0, 1])
+
+
+def test_shared_work_ends_before_the_caller_returns_even_when_it_raises():
+    # posenc._rotate._share runs the first call in this thread and the others in the kept
+    # workers; when the first raises, the others must still have ended before the error
+    # reaches the caller (they may be writing into the caller's array).
+    import threading
+    import time
+
+    from posenc._rotate import _share
+
+    ended = threading.Event()
+
+    def work(k):
+        if k == 0:
+            raise RuntimeError("first call fails")
+        time.sleep(0.2)
+        ended.set()
+        return k
+
+    with pytest.raises(RuntimeError, match="first call fails"):
+        _share(work, [(0,), (1,)])
+    assert ended.is_set()
+    assert _share(lambda k: k * k, [(2,), (3,), (4,)]) == [4, 9, 16]
+
+
+def test_a_forked_child_shares_work_with_threads_of_its_own(monkeypatch):
+    # The workers are kept for the life of the process; a child forked after they started
+    # has none of them and must start its own (a table computed there by two threads).
+    import multiprocessing
+
+    import posenc._rotate as rotate
+    import posenc._table as table
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 1000)
+    monkeypatch.setattr(table, "_CHUNK_PAIRS", 1 << 12)  # many row ranges, shared by two threads
+    parent = posenc.sinusoidal_encoding(np.arange(3, 3000), 64)
+    assert rotate._workers is not None
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        child = pool.apply(_threaded_table_in_child)
+    np.testing.assert_array_equal(child, parent)
+
+
+def _threaded_table_in_child() -> np.ndarray:
+    import posenc._rotate as rotate
+
+    assert rotate._workers is None  # forgotten at the fork
+    table = posenc.sinusoidal_encoding(np.arange(3, 3000), 64)
+    assert rotate._workers is not None
+    return table

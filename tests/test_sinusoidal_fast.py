@@ -174,12 +174,14 @@ def test_threads_give_the_bits_of_one_thread(monkeypatch, pool_sizes, layout, dt
     # A large table is filled by two threads, each a contiguous run of row ranges with its
     # own scratch; the result must be the one-thread table bit for bit.
     import posenc._rotate as rotate
+    import posenc._table as table
 
     monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
     monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 10_000)
+    monkeypatch.setattr(table, "_CHUNK_PAIRS", 1 << 12)  # ranges of 128 rows: many for each thread
     positions = np.arange(-700, 2300)  # crosses position 0 and many 256-position blocks
     threaded = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype)
-    assert 2 in pool_sizes
+    assert ("fill_some", 2) in pool_sizes
     monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 10**12)
     pool_sizes.clear()
     one = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype)
@@ -383,3 +385,87 @@ def test_kept_tables_take_the_memory_the_readme_states():
     assert kept == 2560 * d == 10 * 2**20
     assert _first_start_phases(d, 10000.0).shape[0] == 64
     assert _offset_tables.cache_info().maxsize == _first_start_phases.cache_info().maxsize == 8
+
+
+def test_kept_small_entries_as_the_readme_states(no_known_small):
+    # README: the positions of the entries below 2^-20 of the longest table from 0, 12 of
+    # them at L = 16384, d = 512, at most 2^16 kept, for the same eight pairs.
+    table = no_known_small
+    full = posenc.sinusoidal_encoding(16384, 512)
+    n, p, c = table._known[(512, 10000.0)]
+    assert n == 16384 and p.size == 12
+    assert np.count_nonzero(np.abs(full[1:]) < 2.0**-20) == 12  # row 0's zeros are exact, not kept
+    assert table._KNOWN_MAX == 2**16 and table._KNOWN_KEYS == 8
+
+
+@pytest.fixture
+def no_known_small(monkeypatch):
+    """posenc._table's kept small entries, emptied for the test (and restored after it)."""
+    import collections
+
+    import posenc._table as table
+
+    monkeypatch.setattr(table, "_known", collections.OrderedDict())
+    return table
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_kept_small_entries_give_the_bits_of_the_scan(steps, no_known_small, layout, dtype):
+    # A table from position 0 finds its entries below 2^-20 by scanning and keeps where they
+    # are; a later table within it recomputes those entries without scanning. At d = 512 the
+    # entry (p = 984, column 359) is one: the product of angle addition is not its bits, the
+    # direct evaluation is (within 2 ulps of mpmath, relative). Every later table must be
+    # bit for bit the one computed with nothing kept.
+    table = no_known_small
+    d, p, col = 512, 984, 359
+    product = table._sincos_rows(np.array([float(p)]), d, 10000.0).view(np.float64)[0, col]
+    exact = float(mp_table([p], d)[0][col])
+    assert abs(exact) < 2.0**-20 and product != exact  # the entry needs its direct evaluation
+    first = posenc.sinusoidal_encoding(1200, d, layout=layout, dtype=dtype)
+    n, kept_p, kept_c = table._known[(d, 10000.0)]
+    assert n == 1200 and (p, col) in set(zip(kept_p.tolist(), kept_c.tolist(), strict=True))
+    again = posenc.sinusoidal_encoding(1200, d, layout=layout, dtype=dtype)
+    part = posenc.sinusoidal_encoding(np.arange(900, 1100), d, layout=layout, dtype=dtype)
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_array_equal(part, first[900:1100])
+    value = _layout_columns(again[p : p + 1].astype(np.float64), layout)[0, col]
+    assert value == np.asarray(np.float64(posenc.sinusoidal_encoding([p], d)[0, col]), dtype=dtype)
+    if dtype == np.float64:
+        assert abs(value - exact) <= 2 * EPS * abs(exact)
+    table._known.clear()
+    np.testing.assert_array_equal(
+        posenc.sinusoidal_encoding(np.arange(900, 1100), d, layout=layout, dtype=dtype), part
+    )
+
+
+def test_kept_small_entries_cover_only_the_table_that_found_them(no_known_small):
+    # A table from 0 to 99 says nothing of positions 100 and beyond: a longer table scans
+    # again (and keeps the longer range), a table not starting at 0 keeps nothing.
+    table = no_known_small
+    posenc.sinusoidal_encoding(100, 512)
+    assert table._known[(512, 10000.0)][0] == 100
+    assert table._known_small(512, 10000.0, 0, 101) is None
+    assert table._known_small(512, 10000.0, 50, 50) is not None
+    longer = posenc.sinusoidal_encoding(1000, 512)  # holds the small entry at p = 984
+    assert table._known[(512, 10000.0)][0] == 1000
+    assert 984 in table._known[(512, 10000.0)][1].tolist()
+    np.testing.assert_array_equal(longer, posenc.sinusoidal_encoding(np.arange(1000), 512))
+    posenc.sinusoidal_encoding(np.arange(5, 3000), 64)
+    assert (64, 10000.0) not in table._known
+    assert table._known_small(512, 10000.0, -1, 10) is None
+
+
+def test_kept_small_entries_are_bounded(no_known_small, monkeypatch):
+    # At most _KNOWN_KEYS (d_model, base) pairs, the least recently used dropped; a table
+    # with more than _KNOWN_MAX small entries (a base so large that whole columns are
+    # tiny) keeps none, and its second call (scanning again) gives the same bits.
+    table = no_known_small
+    for d in range(2, 2 + 2 * (table._KNOWN_KEYS + 3), 2):
+        posenc.sinusoidal_encoding(300, d)
+    assert list(table._known) == [(d, 10000.0) for d in range(8, 8 + 2 * table._KNOWN_KEYS, 2)]
+    monkeypatch.setattr(table, "_KNOWN_MAX", 10)
+    huge = posenc.sinusoidal_encoding(300, 8, base=1e300)  # columns 2..7: sin(p * 1e-75) and smaller
+    assert np.sum(np.abs(huge) < 2.0**-20) > 10
+    assert (8, 1e300) not in table._known
+    np.testing.assert_array_equal(posenc.sinusoidal_encoding(300, 8, base=1e300), huge)
