@@ -56,6 +56,7 @@ _CACHED_BLOCKS = 64
 # the entries below _TINY are the same. A table with more than _KNOWN_MAX of them (a base
 # so large that whole columns are tiny) is not kept.
 _KNOWN_KEYS = 8
+_COMPLEX = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}
 _KNOWN_MAX = 1 << 16
 _known: OrderedDict = OrderedDict()
 _known_lock = threading.Lock()
@@ -191,7 +192,7 @@ def _fix_tiny(rows: np.ndarray, pos: np.ndarray, w_hi, w_lo) -> tuple[np.ndarray
 
 
 def _recompute(vals: np.ndarray, pos: np.ndarray, r: np.ndarray, col: np.ndarray, w_hi, w_lo) -> None:
-    """Evaluate ``vals[r, col]`` directly with :func:`exact_sincos` (``vals``: float64 view of the rows)."""
+    """Evaluate ``vals[r, col]`` directly with :func:`exact_sincos` (``vals``: a float view of the rows)."""
     if r.size:
         exact_s, exact_c = exact_sincos(pos[r], w_hi[col // 2], w_lo[col // 2])
         vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
@@ -334,12 +335,17 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     first_start = float(np.floor(pos[0] / _BLOCK) * _BLOCK)
     offset = int(pos[0] - first_start)
     zero_row = -first if first <= 0 <= pos[-1] else -1
-    direct = layout == "interleaved" and out.dtype == np.float64 and out.flags.c_contiguous
-    target = out.view(np.complex128) if direct else None
+    known = _known_small(d_model, base, first, pos.size)
+    # The products go straight into a C-contiguous interleaved table: a float64 one viewed as
+    # complex128, and a float32 one viewed as complex64 when its small entries are known
+    # (numpy forms the complex128 product and rounds each component once on the way, the
+    # bits of the scratch tile stored; a scan would need the float64 values).
+    contiguous = layout == "interleaved" and out.flags.c_contiguous
+    direct = contiguous and (out.dtype == np.float64 or (out.dtype == np.float32 and known is not None))
+    target = out.view(_COMPLEX[out.dtype]) if direct else None
     seg_rows = min(pos.size, _segment_rows(half))
     step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))  # the most rows of a range within one block
     segments = list(_segments(pos.size, offset, half))
-    known = _known_small(d_model, base, first, pos.size)
 
     def fill_some(some: list[tuple[int, int, int, int | None]]) -> list[tuple[np.ndarray, np.ndarray]]:
         # each thread its own scratch tile, start phases and copy of a block's start phases
@@ -368,7 +374,7 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
             if known is not None:  # the entries below _TINY are known: recompute them, no scan
                 lo, hi = np.searchsorted(known[0], (first + a, first + b))
                 _recompute(
-                    rows.view(np.float64),
+                    rows.view(rows.real.dtype),
                     pos[a:b],
                     known[0][lo:hi] - (first + a),
                     known[1][lo:hi],

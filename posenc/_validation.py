@@ -7,6 +7,7 @@ silently wrong array or a NaN.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -49,7 +50,9 @@ def check_positive_int(
     With ``maximum``, values above it raise ``ValueError`` naming ``name`` and the limit
     (``maximum_text`` is how the limit is written in the message, e.g. ``"2**16"``).
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (
+        isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+    ):
         raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value}")
@@ -244,20 +247,22 @@ def check_size(shape: tuple[int, ...], what: str) -> None:
 
 def check_base(base: object) -> float:
     """Return ``base`` as a float if it is a finite real number greater than 1."""
-    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
+    if type(base) is not float and (isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real)):
         raise TypeError(f"base must be a real number greater than 1, got {base!r}")
     base = float(base)
-    if not np.isfinite(base) or base <= 1.0:
+    if not math.isfinite(base) or base <= 1.0:
         raise ValueError(f"base must be a finite number greater than 1, got {base}")
     return base
 
 
 def check_finite_real(value: object, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (
+        isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
+    ):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
 
@@ -338,6 +343,10 @@ def as_positions(positions: object, name: str = "positions") -> np.ndarray:
     float32. Bools, complex numbers, strings, NaN, infinities and magnitudes above 2**53
     (integers or floats) raise ``TypeError``/``ValueError`` naming ``name``.
     """
+    if type(positions) is int:  # the common case, decided without the checks below
+        return np.arange(
+            check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT), dtype=np.float64
+        )
     if isinstance(positions, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int length or a 1-D array of positions, got a bool")
     if isinstance(positions, numbers.Integral):
@@ -452,13 +461,16 @@ def check_array(value: object, name: str, ndim: int | None = None, min_ndim: int
     return arr
 
 
+_FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
+
+
 def check_float_dtype(dtype: object) -> np.dtype:
     """Return ``dtype`` as a numpy floating dtype (float16, float32 or float64)."""
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"dtype must be a numpy floating dtype, got {dtype!r}") from exc
-    if dt not in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)):
+    if dt not in _FLOAT_DTYPES:
         raise TypeError(f"dtype must be float16, float32 or float64, got {dt}")
     return dt
 
