@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._exact import exact_sincos, frequency_pairs
+from ._exact import correctly_rounded_frequencies, exact_sincos, frequency_pairs
 from ._rotate import in_threads, multiply_phase
 
 # An integer position p is written p = p0 + j with p0 = _BLOCK * floor(p / _BLOCK) and
@@ -212,6 +212,19 @@ def _known_small(d_model: int, base: float, first: float, n: int) -> tuple[np.nd
     if entry is None or first < 0 or first + n > entry[0]:
         return None
     return entry[1], entry[2]
+
+
+def forget_kept() -> None:
+    """Empty every table kept between calls: frequencies, offsets, block starts, small entries.
+
+    The next table of any width is then a first call again (``scripts/bench.py`` times one).
+    """
+    correctly_rounded_frequencies.cache_clear()
+    frequency_pairs.cache_clear()
+    _offset_tables.cache_clear()
+    _first_start_phases.cache_clear()
+    with _known_lock:
+        _known.clear()
 
 
 def _remember_small(d_model: int, base: float, n: int, found: list[tuple[np.ndarray, np.ndarray]]) -> None:

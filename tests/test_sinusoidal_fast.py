@@ -469,3 +469,19 @@ def test_kept_small_entries_are_bounded(no_known_small, monkeypatch):
     assert np.sum(np.abs(huge) < 2.0**-20) > 10
     assert (8, 1e300) not in table._known
     np.testing.assert_array_equal(posenc.sinusoidal_encoding(300, 8, base=1e300), huge)
+
+
+def test_forget_kept_empties_every_kept_table_and_changes_no_bit():
+    # The benchmark times a first call after posenc._table.forget_kept: afterwards nothing is
+    # kept for any width, and the table computed again is the same, bit for bit.
+    from posenc import _exact
+    from posenc import _table as table
+
+    before = posenc.sinusoidal_encoding(2000, 512, dtype=np.float32)
+    assert table._known and table._offset_tables.cache_info().currsize
+    table.forget_kept()
+    assert not table._known
+    for cached in (table._offset_tables, table._first_start_phases, _exact.frequency_pairs):
+        assert cached.cache_info().currsize == 0
+    assert _exact.correctly_rounded_frequencies.cache_info().currsize == 0
+    np.testing.assert_array_equal(posenc.sinusoidal_encoding(2000, 512, dtype=np.float32), before)
