@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
@@ -337,8 +338,9 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     """Positions ``first, first+1, ...``: the products of :func:`_sincos_rows` (so the same
     bits), without gathers, in cache-sized ranges (:func:`_segments`). A C-contiguous
     float64 interleaved table is computed in place, anything else in a complex scratch
-    tile that is then stored. Each thread takes the start phases of the blocks its own
-    ranges touch from the cache of the first blocks or evaluates them
+    tile that is then stored. The ranges are shared among threads in runs
+    (:func:`~posenc._rotate.in_threads`); for each run a thread takes the start phases of
+    the blocks its ranges touch from the cache of the first blocks or evaluates them
     (:func:`_run_start_phases`): for a large table they are a sixth of the work, and
     elementwise, so the same values whichever thread computes them."""
     half = d_model // 2
@@ -360,50 +362,55 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     step = max(1, min(_BLOCK, _CHUNK_PAIRS // half))  # the most rows of a range within one block
     segments = list(_segments(pos.size, offset, half))
 
-    def fill_some(some: list[tuple[int, int, int, int | None]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        # each thread its own scratch tile, start phases and copy of a block's start phases
+    def fill_some(
+        runs: Iterable[list[tuple[int, int, int, int | None]]],
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        # each thread its own scratch tile and copy of a block's start phases
         scratch = None if direct else np.empty((seg_rows, half), dtype=np.complex128)
-        last_a, last_b, last_k, last_j0 = some[-1]
-        k_lo = some[0][2]
-        k_hi = last_k + (last_b - last_a) // _BLOCK - 1 if last_j0 is None else last_k
-        u_some = _run_start_phases(first_start, k_lo, k_hi, d_model, base)
-        # u_k repeated on every row of a range within a block: numpy multiplies two arrays
-        # of one shape faster than it broadcasts a row, and the next range of the same
-        # block reuses the copy (made when first needed).
-        u_rows, u_rows_k = None, -1
+        u_rows = None
         found = []  # (positions, columns) of the entries recomputed, when looked for
-        for a, b, k, j0 in some:
-            m = b - a
-            rows = target[a:b] if direct else scratch[:m]
-            if j0 is None:
-                blocks = rows.reshape(-1, _BLOCK, half)
-                multiply_phase(u_some[k - k_lo : k - k_lo + m // _BLOCK, None, :], v_all[None], blocks)
-            else:
-                if u_rows is None:
-                    u_rows = np.empty((min(pos.size, step), half), dtype=np.complex128)
-                if u_rows_k != k:
-                    u_rows[...], u_rows_k = u_some[k - k_lo], k
-                multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
-            if known is not None:  # the entries below _TINY are known: recompute them, no scan
-                lo, hi = np.searchsorted(known[0], (first + a, first + b))
-                _recompute(
-                    rows.view(rows.real.dtype),
-                    pos[a:b],
-                    known[0][lo:hi] - (first + a),
-                    known[1][lo:hi],
-                    w_hi,
-                    w_lo,
-                )
-                if not direct:
-                    _store(out, a, rows, layout)
-                continue
-            if direct:
-                if _has_tiny_rows(rows.view(np.float64), zero_row - a, inclusive=False):
-                    r, col = _fix_tiny(rows, pos[a:b], w_hi, w_lo)
+        for some in runs:
+            # the start phases of the blocks this run of ranges touches
+            last_a, last_b, last_k, last_j0 = some[-1]
+            k_lo = some[0][2]
+            k_hi = last_k + (last_b - last_a) // _BLOCK - 1 if last_j0 is None else last_k
+            u_some = _run_start_phases(first_start, k_lo, k_hi, d_model, base)
+            # u_k repeated on every row of a range within a block: numpy multiplies two
+            # arrays of one shape faster than it broadcasts a row, and the next range of the
+            # same block reuses the copy (made when first needed).
+            u_rows_k = -1
+            for a, b, k, j0 in some:
+                m = b - a
+                rows = target[a:b] if direct else scratch[:m]
+                if j0 is None:
+                    blocks = rows.reshape(-1, _BLOCK, half)
+                    multiply_phase(u_some[k - k_lo : k - k_lo + m // _BLOCK, None, :], v_all[None], blocks)
+                else:
+                    if u_rows is None:
+                        u_rows = np.empty((min(pos.size, step), half), dtype=np.complex128)
+                    if u_rows_k != k:
+                        u_rows[...], u_rows_k = u_some[k - k_lo], k
+                    multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
+                if known is not None:  # the entries below _TINY are known: recompute them, no scan
+                    lo, hi = np.searchsorted(known[0], (first + a, first + b))
+                    _recompute(
+                        rows.view(rows.real.dtype),
+                        pos[a:b],
+                        known[0][lo:hi] - (first + a),
+                        known[1][lo:hi],
+                        w_hi,
+                        w_lo,
+                    )
+                    if not direct:
+                        _store(out, a, rows, layout)
+                    continue
+                if direct:
+                    if _has_tiny_rows(rows.view(np.float64), zero_row - a, inclusive=False):
+                        r, col = _fix_tiny(rows, pos[a:b], w_hi, w_lo)
+                        found.append((r + (first + a), col))
+                else:
+                    r, col = _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
                     found.append((r + (first + a), col))
-            else:
-                r, col = _store_fixed(out, a, rows, pos[a:b], w_hi, w_lo, layout, zero_row - a)
-                found.append((r + (first + a), col))
         return found
 
     runs = in_threads(fill_some, segments, pos.size * half)

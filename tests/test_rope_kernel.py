@@ -346,3 +346,58 @@ def _threaded_table_in_child() -> np.ndarray:
     table = posenc.sinusoidal_encoding(np.arange(3, 3000), 64)
     assert rotate._workers is not None
     return table
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_tile_finiteness_check_agrees_with_isfinite(dtype):
+    # posenc._rotate._tile_finite answers from a sum when it is finite and from max and min
+    # otherwise; compare with np.isfinite entry by entry: finite tiles (one whose sum
+    # overflows), an infinity of either sign or a NaN anywhere, both infinities together,
+    # on contiguous tiles and on strided views of them.
+    from posenc._rotate import _tile_finite
+
+    big = np.finfo(dtype).max
+    base = np.random.default_rng(3).standard_normal((4, 50, 8)).astype(dtype)
+    cases = [base, np.full(base.shape, big, dtype=dtype), np.full(base.shape, -big, dtype=dtype)]
+    for bad in (np.inf, -np.inf, np.nan):
+        for where in [(0, 0, 0), (3, 49, 7), (2, 17, 5), (1, 30, 2)]:
+            tile = base.copy()
+            tile[where] = bad
+            cases.append(tile)
+    both = base.copy()
+    both[0, 0, 0], both[3, 3, 3] = np.inf, -np.inf
+    cases.append(both)
+    for tile in cases:
+        for view in (tile, tile[:, ::2], tile[1:3]):
+            with np.errstate(over="ignore", invalid="ignore"):
+                assert _tile_finite(view) == bool(np.all(np.isfinite(view)))
+
+
+def test_shared_runs_cover_every_tile_once_and_a_slow_thread_takes_fewer(monkeypatch):
+    # posenc._rotate.in_threads cuts the tiles into contiguous runs that the threads take in
+    # turn: every tile is in exactly one run, and a thread slowed down (here the worker,
+    # which sleeps on each run) takes fewer runs than the one that is not.
+    import threading
+    import time
+
+    import posenc._rotate as rotate
+
+    monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
+    caller = threading.get_ident()
+    tiles = list(range(100))
+
+    def work(runs):
+        taken = []
+        for run in runs:
+            assert run == list(range(run[0], run[-1] + 1))
+            if threading.get_ident() != caller:
+                time.sleep(0.05)
+            taken.append(run)
+        return taken
+
+    results = rotate.in_threads(work, tiles, pairs=rotate.THREAD_MIN_PAIRS)
+    assert len(results) == 2
+    assert sorted(t for runs in results for run in runs for t in run) == tiles
+    assert sum(len(runs) for runs in results) == 2 * rotate.RUNS_PER_THREAD
+    assert len(results[0]) > len(results[1])  # the caller took more runs than the slow worker
+    assert rotate.in_threads(work, tiles, pairs=rotate.THREAD_MIN_PAIRS - 1) == [[tiles]]
