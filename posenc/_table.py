@@ -40,6 +40,9 @@ _TINY_BITS = {
     )
     for ft in (np.float64, np.float32, np.float16)
 }
+# The complex view of a table written in place (float64 always, float32 when its small
+# entries are known: see _fill_consecutive).
+_COMPLEX = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}
 # Pairs per inner step: a complex128 tile of 2 MiB, beside the 1 MiB L2 cache in L3 (a
 # narrow table's range spans two or more blocks of 256 rows, one broadcast product).
 # Measured on the 2-core machine of chapter 13, calls timed in turn as in the benchmark:
@@ -57,7 +60,6 @@ _CACHED_BLOCKS = 64
 # the entries below _TINY are the same. A table with more than _KNOWN_MAX of them (a base
 # so large that whole columns are tiny) is not kept.
 _KNOWN_KEYS = 8
-_COMPLEX = {np.dtype(np.float64): np.complex128, np.dtype(np.float32): np.complex64}
 _KNOWN_MAX = 1 << 16
 _known: OrderedDict = OrderedDict()
 _known_lock = threading.Lock()
@@ -199,7 +201,7 @@ def _recompute(vals: np.ndarray, pos: np.ndarray, r: np.ndarray, col: np.ndarray
         vals[r, col] = np.where(col % 2 == 0, exact_s, exact_c)
 
 
-def _known_small(d_model: int, base: float, first: float, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _known_small(d_model: int, base: float, first: int, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The entries below ``_TINY`` of the table of positions ``first .. first + n - 1``, if known.
 
     Sorted positions and float64-view columns (as :func:`_fix_tiny` locates them, the row
@@ -413,6 +415,6 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
                     found.append((r + (first + a), col))
         return found
 
-    runs = in_threads(fill_some, segments, pos.size * half)
+    found_by_thread = in_threads(fill_some, segments, pos.size * half)
     if known is None and first == 0:
-        _remember_small(d_model, base, pos.size, [f for run in runs for f in run])
+        _remember_small(d_model, base, pos.size, [f for found in found_by_thread for f in found])
