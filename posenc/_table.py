@@ -348,10 +348,10 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
     half = d_model // 2
     w_hi, w_lo = frequency_pairs(d_model, base)
     v_all = _offset_tables(d_model, base)
-    first = int(pos[0])
-    first_start = float(np.floor(pos[0] / _BLOCK) * _BLOCK)
-    offset = int(pos[0] - first_start)
-    zero_row = -first if first <= 0 <= pos[-1] else -1
+    first = int(pos[0])  # an integer of magnitude below 2**53: Python int arithmetic is exact
+    first_start = float(first // _BLOCK * _BLOCK)
+    offset = first - first // _BLOCK * _BLOCK
+    zero_row = -first if first <= 0 < first + pos.size else -1
     known = _known_small(d_model, base, first, pos.size)
     # The products go straight into a C-contiguous interleaved table: a float64 one viewed as
     # complex128, and a float32 one viewed as complex64 when its small entries are known
@@ -395,14 +395,15 @@ def _fill_consecutive(out: np.ndarray, pos: np.ndarray, d_model: int, base: floa
                     multiply_phase(u_rows[:m], v_all[j0 : j0 + m], rows)
                 if known is not None:  # the entries below _TINY are known: recompute them, no scan
                     lo, hi = np.searchsorted(known[0], (first + a, first + b))
-                    _recompute(
-                        rows.view(rows.real.dtype),
-                        pos[a:b],
-                        known[0][lo:hi] - (first + a),
-                        known[1][lo:hi],
-                        w_hi,
-                        w_lo,
-                    )
+                    if hi > lo:
+                        _recompute(
+                            rows.view(rows.real.dtype),
+                            pos[a:b],
+                            known[0][lo:hi] - (first + a),
+                            known[1][lo:hi],
+                            w_hi,
+                            w_lo,
+                        )
                     if not direct:
                         _store(out, a, rows, layout)
                     continue
