@@ -343,13 +343,9 @@ def as_positions(positions: object, name: str = "positions") -> np.ndarray:
     float32. Bools, complex numbers, strings, NaN, infinities and magnitudes above 2**53
     (integers or floats) raise ``TypeError``/``ValueError`` naming ``name``.
     """
-    if type(positions) is int:  # the common case, decided without the checks below
-        return np.arange(
-            check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT), dtype=np.float64
-        )
     if isinstance(positions, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int length or a 1-D array of positions, got a bool")
-    if isinstance(positions, numbers.Integral):
+    if type(positions) is int or isinstance(positions, numbers.Integral):  # an exact int skips the ABC check
         length = check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
         return np.arange(length, dtype=np.float64)
     if isinstance(positions, numbers.Number):

@@ -104,9 +104,12 @@ def on_one_cpu(fn):
     return run
 
 
-def _median_time(fn, repeats: int) -> float:
+def _median_time(fn, repeats: int, before=None) -> float:
+    """Median wall time of ``repeats`` calls of ``fn``; ``before()``, if given, runs untimed before each."""
     times = []
     for _ in range(repeats):
+        if before is not None:
+            before()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
@@ -122,7 +125,7 @@ def _round_robin(fns: dict, repeats: int) -> dict:
     The untimed round takes what only a first call pays (imports, numpy's and posenc's
     kept tables, Python's specialisation of the code, the heap's growth), which a
     median of a few rounds would otherwise carry for the smallest sizes; posenc's first
-    calls are timed on their own (``_first_call_time``).
+    calls are timed on their own (``_median_time`` after ``forget_kept``).
     """
     for fn in fns.values():
         fn()
@@ -134,18 +137,6 @@ def _round_robin(fns: dict, repeats: int) -> dict:
             times[name].append(time.perf_counter() - t0)
             del result
     return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def _first_call_time(fn, repeats: int = 3) -> float:
-    """Median wall time of ``fn`` called with nothing kept from earlier calls (posenc's tables emptied)."""
-    times = []
-    for _ in range(repeats):
-        forget_kept()
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-        del result
-    return statistics.median(times)
 
 
 def _peak_bytes(fn) -> int:
@@ -333,7 +324,7 @@ def run(quick: bool = False, log=print) -> dict:
         # the first call for a width also computes what later calls keep (frequencies with
         # mpmath, the offsets and block starts, where the small entries lie)
         fn = variants["posenc float64"][0]
-        t = _first_call_time(fn)
+        t = _median_time(fn, 3, before=forget_kept)
         emit(
             "sinusoidal",
             "posenc float64, first call",
