@@ -37,6 +37,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._kept_phases import rope_phases
 from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
@@ -209,12 +210,23 @@ def _angles(
     scaling: Mapping | None,
     seq_len: int | None,
 ) -> tuple[np.ndarray, float]:
+    inv, attention_factor = _frequencies(d, pos, base, scaling, seq_len)
+    return pos[..., None] * inv, attention_factor
+
+
+def _frequencies(
+    d: int,
+    pos: np.ndarray,
+    base: float,
+    scaling: Mapping | None,
+    seq_len: int | None,
+) -> tuple[np.ndarray, float]:
+    """The frequencies and attention factor by which the positions ``pos`` are rotated."""
     if seq_len is None and scaling is not None and rope_type_of(scaling) in ("dynamic", "longrope"):
         # As transformers' dynamic and longrope updates: the current length is
         # max(position) + 1 (at most 2**53, which float64 cannot tell from 2**53 + 1).
         seq_len = min(max(int(math.floor(float(pos.max()))) + 1, 1), MAX_POSITION)
-    inv, attention_factor = rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
-    return pos[..., None] * inv, attention_factor
+    return rope_frequencies(d, base, scaling, seq_len=seq_len, return_attention_factor=True)
 
 
 def _rotary_dim(rotary_dim: object, d: int, scaling: Mapping | None) -> int:
@@ -271,7 +283,10 @@ def apply_rope(
     ``yarn`` or ``longrope`` both cos and sin are multiplied by the attention factor (so
     :math:`\langle q', k'\rangle` scales by its square). For ``dynamic`` and
     ``longrope`` the current length ``seq_len`` defaults to ``max(positions) + 1`` (over
-    every sequence), as transformers' dynamic and longrope updates.
+    every sequence), as transformers' dynamic and longrope updates. The phases of a 1-D row
+    of positions are kept for later calls with the same positions, frequencies and
+    attention factor (``posenc._kept_phases``: the last four, up to 2**19 pairs each), as a
+    model rotates its queries and keys by the same phases in every layer.
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
     argument): ``x`` a non-empty real array-like (any integer or float dtype; bools,
@@ -295,8 +310,8 @@ def apply_rope(
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     rot = _rotary_dim(rotary_dim, d, scaling)
     pos = _positions(positions, arr.shape[:-1])
-    angles, attention_factor = _angles(rot, pos, base, scaling, seq_len)
-    return rotate_checked(arr, unit_phases(angles, attention_factor), layout, rot)
+    inv, attention_factor = _frequencies(rot, pos, base, scaling, seq_len)
+    return rotate_checked(arr, rope_phases(pos, inv, attention_factor), layout, rot)
 
 
 def rotate_by_angles(x: np.ndarray, angles: object, *, layout: str = "interleaved") -> np.ndarray:

@@ -10,8 +10,9 @@ table (its time over this row's), the ratio to ``np.full`` of the same shape and
 (``vs fill``) and the max error against mpmath (at sampled positions, all columns) are
 printed too, and the time of posenc's first call for a width (``posenc float64, first
 call``: nothing kept from earlier calls); for RoPE the max error against an mpmath
-rotation. Implementations compared with each other are timed in turn, round after round
-(after one untimed round), so that background load falls on all of them alike. These are
+rotation, and the first call's time likewise (nothing kept: frequencies, phases).
+Implementations compared with each other are timed in turn, round after round (after one
+untimed round), so that background load falls on all of them alike. These are
 measurements, not tests: they depend on the machine and on whatever else runs on it
 (compare rows of one run, not runs).
 """
@@ -30,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from posenc._kept_phases import forget_kept_phases
 from posenc._table import forget_kept
 from posenc.alibi import alibi_bias
 from posenc.relative import t5_bias
@@ -115,6 +117,12 @@ def _median_time(fn, repeats: int, before=None) -> float:
         times.append(time.perf_counter() - t0)
         del result
     return statistics.median(times)
+
+
+def _forget_everything() -> None:
+    """Empty what posenc keeps between calls (tables, frequencies, RoPE phases): a first call."""
+    forget_kept()
+    forget_kept_phases()
 
 
 def _round_robin(fns: dict, repeats: int) -> dict:
@@ -235,6 +243,7 @@ def run(quick: bool = False, log=print) -> dict:
     rotation keeps).
     """
     repeats = 3 if quick else 7
+    rope_repeats = 3 if quick else 11
     rows: list[dict] = []
 
     def emit(
@@ -411,7 +420,11 @@ def run(quick: bool = False, log=print) -> dict:
                 on_one_cpu(lambda x=x: apply_rope(x)),
                 "interleaved",
             )
-        times = _round_robin({name: fn for name, (fn, _) in variants.items()}, repeats)
+        # More rounds than elsewhere: on the shared 2-core machine single rounds of these
+        # 512 MiB calls are sometimes several times slower (seen: a copy at 290-360 ms against
+        # 37-40 ms, with the kernel's time spent on memory), and the median of 11 outlasts
+        # more of them than that of 7.
+        times = _round_robin({name: fn for name, (fn, _) in variants.items()}, rope_repeats)
         t_copy = times["copy of x (floor)"]
         for name, (fn, layout) in variants.items():
             err = None if layout is None else _rope_mp_error(x, fn(), layout, samples)
@@ -425,6 +438,9 @@ def run(quick: bool = False, log=print) -> dict:
                 error=err,
                 error_key="max_err_ulp",
             )
+        # the first call also computes what later calls keep (the frequencies, the phases)
+        t = _median_time(variants["posenc apply_rope half"][0], 3, before=_forget_everything)
+        emit("rope", "posenc apply_rope half, first call", size, t, ratio=t / t_copy, peak=None)
         del x
 
     # ---- bias tables ----------------------------------------------------------------------
