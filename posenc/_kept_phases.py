@@ -2,10 +2,11 @@ r"""RoPE's phases kept between calls, for rotations that repeat.
 
 A model rotates its queries and its keys, in every layer, by the same phases
 :math:`s\,e^{\mathrm{i}m\theta_i}`: the positions, the frequencies and the attention
-factor :math:`s` do not change from one call to the next. Computing them is the one part of
-:func:`posenc.apply_rope` that does not grow with the number of heads (a cosine and a sine
-per position and frequency, about 16 ns each with numpy's float64 ``cos``), so for a batch
-it is a few percent of the call, and for one head alone most of it.
+factor :math:`s` do not change from one call to the next. Computing them (a cosine and a
+sine per position and frequency: numpy's float64 ``cos`` took about 16 ns per angle on the
+benchmark machine of chapter 13) is the largest part of :func:`posenc.apply_rope` that does
+not grow with the number of heads: a few percent of a call on a batch, most of a call on
+one head.
 
 :func:`rope_phases` therefore keeps the phases of the last ``KEPT_ENTRIES`` distinct
 requests of one row of positions, each of at most ``KEPT_PAIRS`` pairs (at most 32 MiB in
