@@ -203,17 +203,6 @@ def _positions(positions: object, target: tuple[int, ...]) -> np.ndarray:
     return pos
 
 
-def _angles(
-    d: int,
-    pos: np.ndarray,
-    base: float,
-    scaling: Mapping | None,
-    seq_len: int | None,
-) -> tuple[np.ndarray, float]:
-    inv, attention_factor = _frequencies(d, pos, base, scaling, seq_len)
-    return pos[..., None] * inv, attention_factor
-
-
 def _frequencies(
     d: int,
     pos: np.ndarray,

@@ -40,8 +40,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_phases import rope_phases
 from .._rope_inputs import rotate_checked
-from .._rotate import unit_phases
 from .._validation import (
     check_choice,
     check_finite_real,
@@ -54,7 +54,7 @@ from .._validation import (
     check_width,
 )
 from ..relative import t5_relative_position_bucket
-from ..rope import _angles
+from ..rope import _frequencies
 from ..sinusoidal import sinusoidal_encoding
 from .tasks import check_tokens, copy_targets, copy_task, shifted_targets
 
@@ -90,9 +90,9 @@ def _sinusoidal_rows(length: int, d: int) -> np.ndarray:
 def _rope_phases(length: int, d: int, sign: float) -> np.ndarray:
     """The phases by which ``apply_rope(x, sign * np.arange(length))`` turns the rows of
     ``x`` (``(length, d)``, base 10000, interleaved pairs), computed as apply_rope computes
-    them, read-only: a fit rotates by the same phases at every step."""
-    angles, factor = _angles(d, sign * np.arange(length, dtype=np.float64), 10000.0, None, None)
-    phase = unit_phases(angles, factor)
+    them (by the same function), read-only: a fit rotates by the same phases at every step."""
+    pos = sign * np.arange(length, dtype=np.float64)
+    phase = rope_phases(pos, *_frequencies(d, pos, 10000.0, None, None))
     phase.setflags(write=False)
     return phase
 
