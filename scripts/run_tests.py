@@ -90,18 +90,26 @@ STAGES = (
 )
 
 OK = ("passed", "skipped")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SUMMARY = re.compile(r"^=+ (.*\b(passed|failed|skipped|error)\b.*) =+$")
 
 
 def report_line(log: str) -> str:
-    """The most telling line of a stage's log: a skip reason, pytest's summary, or the last line."""
+    """The most telling line of a stage's log: a skip reason, pytest's or Sphinx's summary, or the
+    last line with a word in it (colour codes removed, so rules of ``=`` do not count)."""
+    log = ANSI.sub("", log)
     skip = re.search(r"SKIPPED \[\d+\] [^:]+:\d+: ((?:browser|PDF) test SKIPPED: [^\n]*)", log)
     if skip:
         return skip.group(1)
     summaries = [m.group(1) for line in log.splitlines() if (m := SUMMARY.match(line.strip()))]
     if summaries:
-        return re.sub(r"\x1b\[[0-9;]*m", "", summaries[-1])
-    lines = [line.strip() for line in log.splitlines() if line.strip() and not line.startswith("make")]
+        return summaries[-1]
+    sphinx = re.findall(r"^build succeeded\b.*$", log, re.MULTILINE)
+    if sphinx:
+        return sphinx[-1].strip()
+    lines = [
+        line.strip() for line in log.splitlines() if re.search(r"\w", line) and not line.startswith("make")
+    ]
     return lines[-1][:100] if lines else ""
 
 

@@ -284,6 +284,13 @@ def test_test_runner_reports_skips_summaries_and_failures():
     assert run_tests.report_line(passed_log) == "267 passed in 28.13s"
     assert run_tests.status_of(2, passed_log) == "FAILED"
     assert run_tests.report_line("== Binder check passed: chapters\n") == "== Binder check passed: chapters"
+    build_log = (
+        "\x1b[01mbuild succeeded.\x1b[39;49;00m\n\nThe HTML pages are in _build/html.\n"
+        "\x1b[92m" + "=" * 79 + "\x1b[0m\n\nFinished generating HTML for book.\n"
+        "\x1b[92m" + "=" * 79 + "\x1b[0m\n"
+    )
+    assert run_tests.report_line(build_log) == "build succeeded."
+    assert run_tests.report_line("\x1b[1mwritten\x1b[0m\n\x1b[92m=====\x1b[0m\n") == "written"
     names = [s.name for s in run_tests.STAGES]
     assert len(names) == len(set(names)) and names[0] == "env"
     for stage in run_tests.STAGES:
