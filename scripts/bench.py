@@ -3,9 +3,10 @@
 Run ``python scripts/bench.py`` (full, a few minutes) or ``python scripts/bench.py --quick``
 (small sizes, seconds); ``--json PATH`` also writes the results and a description of the
 machine to ``PATH``. Each row is one implementation at one size: the median wall time of a
-few repeats (``time.perf_counter``), the peak memory allocated during one extra call
-(``tracemalloc``, to which numpy reports its array allocations) and the time ratio to the
-row's baseline. For the sinusoidal tables the speedup over the straightforward float64
+few repeats, or of a quarter of a second's worth for the smallest sizes
+(``time.perf_counter``), the peak memory allocated during one extra call (``tracemalloc``,
+to which numpy reports its array allocations) and the time ratio to the row's baseline.
+For the sinusoidal tables the speedup over the straightforward float64
 table (its time over this row's), the ratio to ``np.full`` of the same shape and dtype
 (``vs fill``) and the max error against mpmath (at sampled positions, all columns) are
 printed too, and the time of posenc's first call for a width (``posenc float64, first
@@ -125,8 +126,14 @@ def _forget_everything() -> None:
     forget_kept_phases()
 
 
+MIN_ROUND_SECONDS = 0.25  # small sizes: as many rounds as fit in this (at least ``repeats``)
+MAX_ROUNDS = 301
+
+
 def _round_robin(fns: dict, repeats: int) -> dict:
-    """Median wall time of each function, timed in turn (``repeats`` rounds after one untimed round).
+    """Median wall time of each function, timed in turn (``repeats`` rounds after one untimed
+    round, or more where the rounds are short: as many as take about ``MIN_ROUND_SECONDS``,
+    up to ``MAX_ROUNDS``).
 
     Taking turns exposes every implementation to the same background load, so the ratios
     between them are steadier than those of separate timing loops on a shared machine.
@@ -135,10 +142,16 @@ def _round_robin(fns: dict, repeats: int) -> dict:
     median of a few rounds would otherwise carry for the smallest sizes; posenc's first
     calls are timed on their own (``_median_time`` after ``forget_kept``).
     """
+    t0 = time.perf_counter()
     for fn in fns.values():
         fn()
+    first_round = time.perf_counter() - t0
+    # Sizes whose round takes well under a millisecond get more rounds (the first round, which
+    # pays the first calls, overestimates a round): a median of 7 calls of 40 us each was
+    # once 2.5 times off on a freshly started machine.
+    rounds = max(repeats, min(MAX_ROUNDS, int(MIN_ROUND_SECONDS / max(first_round, 1e-9))))
     times: dict = {name: [] for name in fns}
-    for _ in range(repeats):
+    for _ in range(rounds):
         for name, fn in fns.items():
             t0 = time.perf_counter()
             result = fn()
