@@ -245,11 +245,21 @@ def check_size(shape: tuple[int, ...], what: str) -> None:
         )
 
 
+def _as_float(value: numbers.Real, name: str) -> float:
+    """``float(value)``, with a Python int beyond float64's range (10**400) refused by name."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{name} must be a finite real number, got an integer too large for float64 (beyond 1.8e308)"
+        ) from None
+
+
 def check_base(base: object) -> float:
     """Return ``base`` as a float if it is a finite real number greater than 1."""
     if type(base) is not float and (isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real)):
         raise TypeError(f"base must be a real number greater than 1, got {base!r}")
-    base = float(base)
+    base = _as_float(base, "base")
     if not math.isfinite(base) or base <= 1.0:
         raise ValueError(f"base must be a finite number greater than 1, got {base}")
     return base
@@ -261,7 +271,7 @@ def check_finite_real(value: object, name: str) -> float:
         isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
     ):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
+    value = _as_float(value, name)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
@@ -333,10 +343,14 @@ def _all_finite(arr: np.ndarray) -> bool:
     return bool(np.isfinite(arr.min()) and np.isfinite(arr.max()))
 
 
-def as_positions(positions: object, name: str = "positions") -> np.ndarray:
+def as_positions(
+    positions: object, name: str = "positions", *, per_position: int = 0, what: str = ""
+) -> np.ndarray:
     """Turn ``positions`` into a 1-D float64 array of finite positions.
 
-    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``). A
+    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``); with
+    ``per_position`` the caller's array of ``L * per_position`` entries (``what``, for the
+    message) is refused by :func:`check_size` before ``arange(L)`` is formed. A
     sequence or array (list, tuple, numpy array of an integer or floating dtype) is taken
     as it is: non-empty, 1-D, real values with ``|p| <= 2**53`` (negative and non-integer
     allowed). Integer positions are converted to float64 directly, never through int32 or
@@ -347,6 +361,8 @@ def as_positions(positions: object, name: str = "positions") -> np.ndarray:
         raise TypeError(f"{name} must be an int length or a 1-D array of positions, got a bool")
     if type(positions) is int or isinstance(positions, numbers.Integral):  # an exact int skips the ABC check
         length = check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        if per_position:
+            check_size((length, per_position), what)
         return np.arange(length, dtype=np.float64)
     if isinstance(positions, numbers.Number):
         raise TypeError(
@@ -461,7 +477,14 @@ _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16
 
 
 def check_float_dtype(dtype: object) -> np.dtype:
-    """Return ``dtype`` as a numpy floating dtype (float16, float32 or float64)."""
+    """Return ``dtype`` as a numpy floating dtype (float16, float32 or float64).
+
+    ``None`` is refused although ``np.dtype(None)`` is float64: the documented choices are
+    the three dtypes, and a ``None`` here is more often a missing value than a wish for
+    float64.
+    """
+    if dtype is None:
+        raise TypeError("dtype must be float16, float32 or float64, got None")
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:

@@ -172,6 +172,8 @@ def permutation_matrix(perm: object) -> np.ndarray:
         arr = np.asarray(perm)
     except (ValueError, TypeError):
         raise TypeError("perm must be a 1-D sequence of integers with a regular shape") from None
+    if arr.size == 0:  # [] has dtype float64: say what is wrong, not the dtype
+        raise ValueError(f"perm must be a non-empty 1-D sequence, got shape {arr.shape}")
     if arr.dtype == object or arr.dtype == bool or not is_integer_dtype(arr.dtype):
         raise TypeError(f"perm must be a 1-D sequence of integers, got dtype {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
@@ -229,6 +231,9 @@ def _project(x: np.ndarray, w: object, name: str) -> np.ndarray:
     return out
 
 
+MAX_TAYLOR_WORK = 2**28  # L * L * d: entries of the 2L shifted copies of x that taylor_terms forms
+
+
 def taylor_terms(
     f: Callable[[np.ndarray], float], x: np.ndarray, p: np.ndarray, *, step: float = 1e-3
 ) -> dict[str, float]:
@@ -250,7 +255,9 @@ def taylor_terms(
     is :math:`O(\mathrm{step}^2)` relative to the term. Also returns ``f0`` :math:`= f(X)`.
 
     Accepted input: ``f`` a callable returning a finite real scalar; ``x`` and ``p``
-    non-empty 2-D array-likes of finite real numbers of one shape (promoted to float64);
+    non-empty 2-D array-likes of finite real numbers of one shape (promoted to float64),
+    with :math:`L^2 d \le 2^{28}` (the diagonal term calls ``f`` on :math:`2L` arrays of
+    shape :math:`(L, d)`: up to about 2 s at the limit with an ``f`` that costs nothing);
     ``step`` a real number in ``[2**-30, 2**30]``. Raises ``TypeError``/``ValueError``
     naming ``f``, ``x``, ``p`` or ``step``, also when a term exceeds the float64 range.
     """
@@ -259,6 +266,12 @@ def taylor_terms(
     p = as_real_array(p, "p", ndim=2)
     if p.shape != x.shape:
         raise ValueError(f"p must have the shape of x {x.shape}, got {p.shape}")
+    rows, width = x.shape
+    if rows * rows * width > MAX_TAYLOR_WORK:
+        raise ValueError(
+            f"x of shape {x.shape} is too large: the diagonal term evaluates f on {2 * rows} arrays of "
+            f"shape {x.shape}, L*L*d = {rows * rows * width}, at most 2**28"
+        )
     step = check_positive_real(step, "step")
     if not MIN_STEP <= step <= MAX_STEP:
         raise ValueError(f"step must be in [2**-30, 2**30] (the finite-difference range), got {step}")

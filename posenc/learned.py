@@ -52,9 +52,10 @@ class LearnedPositionalEncoding:
         ``"sinusoidal"``: the sinusoidal table (then trained like any other).
     std
         Standard deviation of the normal initialisation, a real number in
-        ``(0, 1e300]``. The default 0.02 is BERT's ``initializer_range`` (BERT draws from
-        a truncated normal); OpenAI's released GPT-2 code initialises its position table
-        with standard deviation 0.01.
+        ``(0, 1e300]``, checked with either ``init`` (``"sinusoidal"`` does not use it).
+        The default 0.02 is BERT's ``initializer_range`` (BERT draws from a truncated
+        normal); OpenAI's released GPT-2 code initialises its position table with
+        standard deviation 0.01.
     """
 
     def __init__(
@@ -65,13 +66,13 @@ class LearnedPositionalEncoding:
         init = check_choice(init, "init", INITS)
         seed = check_seed(seed)
         check_size((self.max_len, self.d_model), "the table (max_len, d_model)")
+        std = check_positive_real(std, "std")  # checked for either init: a bad std is a bug either way
+        if std > MAX_STD:
+            raise ValueError(f"std must be at most 1e300 (draws must stay finite), got {std}")
         if init == "sinusoidal":
             check_width(d_model, "d_model")
             self.embedding = sinusoidal_encoding(self.max_len, self.d_model)
         else:
-            std = check_positive_real(std, "std")
-            if std > MAX_STD:
-                raise ValueError(f"std must be at most 1e300 (draws must stay finite), got {std}")
             rng = np.random.default_rng(seed)
             self.embedding = rng.normal(0.0, std, size=(self.max_len, self.d_model))
         self.grad_embedding = np.zeros_like(self.embedding)

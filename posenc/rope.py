@@ -161,7 +161,11 @@ def rope_frequencies(
         seq_len = check_positive_int(seq_len, "seq_len", MAX_POSITION, MAX_POSITION_TEXT)
     inv = frequencies(d, base)
     inv, attention_factor = scaled_frequencies(inv, d, base, scaling, seq_len)
-    check_finite_result(inv, "scaling['factor'] is too small: the scaled frequencies overflow float64")
+    check_finite_result(
+        inv,
+        "the scaled frequencies overflow float64: a scaling factor is too small "
+        "(scaling['factor'], or longrope's scaling['short_factor'] / scaling['long_factor'])",
+    )
     if return_attention_factor:
         return inv, float(attention_factor)
     return inv
@@ -389,11 +393,15 @@ def rope_decay_bound(d_head: int, *, distances: object, base: float = 10000.0) -
     ``d_head`` a positive even ``int`` at most 2**16, ``base`` a finite real number
     greater than 1; ``len(distances) * d_head / 2`` at most 2**28 (the phases are formed
     at once). Anything else raises ``TypeError``/``ValueError`` naming the argument.
+    The phases :math:`r\,\theta_i` are formed in float64, so each may be off by about
+    :math:`|r|\,\theta_i\,2^{-53}` rad: negligible for the distances of a context, of
+    order 1 near :math:`|r| = 2^{53}` (see :func:`~posenc.rope_budget.long_term_similarity`).
     """
     d = check_width(d_head, "d_head")
-    r = as_positions(distances, "distances")
+    what = "the phases (distances, d_head / 2)"
+    r = as_positions(distances, "distances", per_position=d // 2, what=what)
     base = check_base(base)
-    check_size((r.size, d // 2), "the phases (distances, d_head / 2)")
+    check_size((r.size, d // 2), what)
     theta = frequencies(d, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)

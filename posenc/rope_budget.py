@@ -27,12 +27,21 @@ import numbers
 
 import numpy as np
 
-from ._validation import as_positions, check_base, check_positive_int, check_size, check_width
+from ._validation import (
+    as_positions,
+    check_base,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+    check_size,
+    check_width,
+)
 from .sinusoidal import frequencies
 
 __all__ = ["critical_dimension", "long_term_similarity", "min_base_for_context", "p_rope_frequencies"]
 
 _FIRST_CHUNK, _LAST_CHUNK = 128, 16384  # offsets per block in min_base_for_context: doubling
+_MAX_SCAN_WORK = 2**20 * 200  # L * d/2 * steps_per_decade allowed in min_base_for_context
 
 
 def long_term_similarity(distances: object, d_head: int, *, base: float = 10000.0) -> np.ndarray:
@@ -42,11 +51,18 @@ def long_term_similarity(distances: object, d_head: int, *, base: float = 10000.
     distances (``|m| <= 2**53``); ``d_head`` a positive even integer; ``base > 1``.
     :math:`B(0) = d/2` and :math:`B(-m) = B(m)`. ``len(distances) * d_head / 2`` is at most
     2**28. Bad arguments raise ``TypeError``/``ValueError`` naming them.
+
+    Accuracy: the angles :math:`m\,\theta_i` are formed in float64 (unlike
+    :func:`~posenc.sinusoidal.sinusoidal_encoding`, which never rounds them), so each
+    cosine may be off by a small multiple of :math:`|m|\,\theta_i\,2^{-53}` (about
+    :math:`10^{-10}` at :math:`|m| = 10^{6}`), of order 1 near :math:`|m| = 2^{53}`, where
+    the result is only the sum of cosines of the rounded angles.
     """
-    m = as_positions(distances, "distances")
     d = check_width(d_head, "d_head")
+    what = "the angles (distances, d_head / 2)"
+    m = as_positions(distances, "distances", per_position=d // 2, what=what)
     base = check_base(base)
-    check_size((m.size, d // 2), "the angles (distances, d_head / 2)")
+    check_size((m.size, d // 2), what)
     return np.cos(np.outer(m, frequencies(d, base))).sum(axis=1)
 
 
@@ -77,7 +93,13 @@ def min_base_for_context(
     ``context_length`` :math:`L` a positive integer at most 2**22, or a 1-D sequence of them
     (one sweep of the grid serves them all; the result is then a float64 array in the same
     order); ``d_head`` a positive even integer, ``steps_per_decade`` a positive integer,
-    ``start > 1``.
+    ``start > 1``. Each base tried costs up to :math:`L \cdot d/2` cosines and the number of
+    bases grows with ``steps_per_decade``, so the scan is refused (``ValueError``, at once)
+    when :math:`L_{\max} \cdot (d/2) \cdot \texttt{steps\_per\_decade} > 2^{20} \cdot 200`
+    (at the default grid, :math:`L = 16384` with :math:`d = 128`, about 2 s here; the
+    slowest allowed requests, small heads whose answer is a huge base, take about 10 s).
+    With :math:`d = 2` the one frequency is 1 whatever the base, :math:`B(m) = \cos m`,
+    and no base serves :math:`L \ge 3`: refused with ``ValueError``.
     """
     scalar = isinstance(context_length, numbers.Integral) and not isinstance(context_length, (bool, np.bool_))
     if scalar:
@@ -94,15 +116,24 @@ def min_base_for_context(
     lengths = [check_positive_int(v, "context_length", 2**22, "2**22") for v in items]
     d = check_width(d_head, "d_head")
     steps = check_positive_int(steps_per_decade, "steps_per_decade", 10_000)
-    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Real):
-        raise TypeError(f"start must be a real number greater than 1, got {start!r}")
-    if not math.isfinite(float(start)) or float(start) <= 1.0:
+    start = check_finite_real(start, "start")
+    if start <= 1.0:
         raise ValueError(f"start must be a finite number greater than 1, got {start}")
-    if float(start) > 1e300:
+    if start > 1e300:
         raise ValueError(f"start must be at most 1e300 (the largest base the scan tries), got {start}")
     longest = max(lengths)
+    if longest * (d // 2) * steps > _MAX_SCAN_WORK:
+        raise ValueError(
+            f"context_length * d_head / 2 * steps_per_decade must be at most 2**20 * 200 (the scan "
+            f"would take minutes), got {longest} * {d // 2} * {steps}"
+        )
+    if d == 2 and longest >= 3:
+        raise ValueError(
+            f"with d_head = 2 the one frequency is 1 for every base and B(m) = cos(m) < 0 at m = 2: "
+            f"no base serves context_length {longest} (at most 2)"
+        )
     found: dict[int, float] = {}
-    j = math.ceil(steps * math.log10(float(start)) - 1e-9)
+    j = math.ceil(steps * math.log10(start) - 1e-9)
     while len(found) < len(set(lengths)):
         b = 10.0 ** (j / steps)
         if b > 1e300:  # unreachable for the allowed lengths; a guard against an endless loop
@@ -131,19 +162,19 @@ def critical_dimension(d_head: int, base: float, train_length: float) -> int:
     """
     d = check_width(d_head, "d_head")
     base = check_base(base)
-    if isinstance(train_length, (bool, np.bool_)) or not isinstance(train_length, numbers.Real):
-        raise TypeError(f"train_length must be a positive number, got {train_length!r}")
-    t = float(train_length)
-    if not math.isfinite(t) or t <= 0.0:
-        raise ValueError(f"train_length must be a finite positive number, got {train_length}")
-    periods = 2.0 * math.pi / frequencies(d, base)
+    t = check_positive_real(train_length, "train_length")
+    with np.errstate(over="ignore"):  # a period beyond float64 (base near 1e308) is inf, not < t
+        periods = 2.0 * math.pi / frequencies(d, base)
     return 2 * int(np.count_nonzero(periods < t))
 
 
 def p_rope_frequencies(d_head: int, p: float, *, base: float = 10000.0) -> np.ndarray:
     r"""p-RoPE's frequencies: RoPE's :math:`\theta_i` for the fastest pairs, 0 for the others.
 
-    The fastest :math:`\lfloor p\,d/2\rfloor` pairs are kept: :math:`p = 1` is RoPE,
+    The fastest :math:`\lfloor p\,d/2 + 10^{-12}\rfloor` pairs are kept (the
+    :math:`10^{-12}` so that a ``p`` written in decimal keeps the pairs it means: the
+    double nearest 0.29 is just below it, and ``p=0.29`` with ``d_head=200`` keeps 29
+    pairs, not 28): :math:`p = 1` is RoPE,
     :math:`p = 0` no rotation at all (NoPE). The kept pairs keep the
     frequencies of the full head (they are not respaced); a pair with frequency 0 is never
     turned, so its contribution to the score does not depend on position. Use the result
@@ -151,10 +182,9 @@ def p_rope_frequencies(d_head: int, p: float, *, base: float = 10000.0) -> np.nd
     """
     d = check_width(d_head, "d_head")
     base = check_base(base)
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
-        raise TypeError(f"p must be a real number in [0, 1], got {p!r}")
-    if not 0.0 <= float(p) <= 1.0:
+    p = check_finite_real(p, "p")
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p}")
     theta = frequencies(d, base).copy()
-    theta[int(math.floor(float(p) * (d // 2) + 1e-12)) :] = 0.0
+    theta[int(math.floor(p * (d // 2) + 1e-12)) :] = 0.0
     return theta

@@ -33,6 +33,7 @@ from ._validation import (
     check_base,
     check_choice,
     check_positive_int,
+    check_size,
     check_token_shape,
     check_width,
 )
@@ -128,8 +129,9 @@ def axial_rope_frequencies(d_head: int, n_axes: int = 2, *, base: float = 10000.
     argument): ``d_head`` a positive even ``int`` at most 2**16; ``n_axes`` a positive
     ``int`` (bools refused) that divides ``d_head/2``: when the pairs do not split
     evenly (e.g. ``d_head=12, n_axes=4``: 6 pairs) the blocks would need different
-    frequency sets, so it is refused with a ``ValueError`` naming ``n_axes``; ``base`` a
-    finite real number greater than 1.
+    frequency sets, so it is refused with a ``ValueError`` naming ``n_axes``; the matrix
+    (``n_axes * d_head / 2`` entries) at most 2**28 entries; ``base`` a finite real number
+    greater than 1.
     """
     d = check_width(d_head, "d_head")
     n = check_positive_int(n_axes, "n_axes")
@@ -140,6 +142,7 @@ def axial_rope_frequencies(d_head: int, n_axes: int = 2, *, base: float = 10000.
             f"n_axes = {n} must divide the number of pairs d_head/2 = {half} (each axis gets an "
             f"equal block of pairs); use a d_head that is a multiple of {2 * n}"
         )
+    check_size((n, half), "the frequency matrix (n_axes, d_head/2)")
     block = half // n
     inner = frequencies(2 * block, base)
     out = np.zeros((n, half), dtype=np.float64)

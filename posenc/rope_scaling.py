@@ -200,7 +200,10 @@ def _factor_list(scaling: Mapping, key: str, half: int) -> np.ndarray:
         raise TypeError(f"{_key(key)} must be a list of {half} positive numbers, got {scaling[key]!r}")
     values = as_positive_vector(scaling[key], _key(key), per="pair")
     if values.size != half:
-        raise ValueError(f"{_key(key)} must have d_head/2 = {half} entries (one per pair), got {values.size}")
+        raise ValueError(
+            f"{_key(key)} must have {half} entries, one per rotated pair (d_head/2, or rotary_dim/2 "
+            f"when given), got {values.size}"
+        )
     return values
 
 
@@ -272,7 +275,10 @@ def scaled_frequencies(
             if seq_len is None:
                 raise ValueError("rope_type 'dynamic' needs seq_len (the current sequence length)")
             if d < 4:
-                raise ValueError(f"rope_type 'dynamic' needs d_head >= 4 (exponent d/(d-2)), got {d}")
+                raise ValueError(
+                    f"rope_type 'dynamic' needs d_head >= 4, or rotary_dim >= 4 when given (the rotated "
+                    f"width d, exponent d/(d-2)), got d = {d}"
+                )
             length = max(seq_len, orig)
             try:
                 new_base = base * ((factor * length / orig) - (factor - 1.0)) ** (d / (d - 2))

@@ -29,9 +29,12 @@ import numbers
 import numpy as np
 
 from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
     as_position_array,
     check_finite_real,
     check_finite_result,
+    check_positive_int,
     check_positive_real,
     check_size,
     check_width,
@@ -148,13 +151,17 @@ def xpos_scale(positions: object, d_head: int, *, gamma: float = 0.4, scale_base
     """
     d = check_width(d_head, "d_head")
     if isinstance(positions, numbers.Integral) and not isinstance(positions, (bool, np.bool_)):
-        check_size((positions, d // 2), "the scale (positions, d_head/2)")  # before arange(positions)
-    p = as_position_array(positions, "positions")
+        # an int L: every check below runs before arange(L) is formed
+        length = check_positive_int(positions, "positions", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
+        check_size((length, d // 2), "the scale (positions, d_head/2)")
+        p, p_max = None, float(length - 1)
+    else:
+        p = as_position_array(positions, "positions")
+        check_size((*p.shape, d // 2), "the scale (positions.shape + (d_head/2,))")
+        p_max = float(np.max(np.abs(p)))
     gamma = check_positive_real(gamma, "gamma")
     scale_base = check_positive_real(scale_base, "scale_base")
-    check_size((*p.shape, d // 2), "the scale (positions.shape + (d_head/2,))")
     log_zeta = _log_zeta(d, gamma)
-    p_max = float(np.max(np.abs(p)))
     steepest = float(np.max(np.abs(log_zeta)))  # |ln zeta_0| = ln(1 + 1/gamma)
     with np.errstate(over="ignore"):
         extreme = p_max / scale_base * steepest
@@ -166,5 +173,7 @@ def xpos_scale(positions: object, d_head: int, *, gamma: float = 0.4, scale_base
             f"d_head={d}, gamma={gamma!r}, scale_base={scale_base!r} positions must satisfy "
             f"|p| <= {limit:.6g}"
         )
+    if p is None:
+        p = np.arange(length, dtype=np.float64)
     exponent = (p / scale_base)[..., None] * log_zeta
     return np.exp(exponent)

@@ -16,6 +16,7 @@ angle :math:`k\omega_i`, so :math:`PE_{p+k} = M_k\,PE_p` for a block-diagonal ma
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -23,6 +24,8 @@ import numpy as np
 from ._exact import correctly_rounded_frequencies, correctly_rounded_wavelengths
 from ._table import fill
 from ._validation import (
+    MAX_ELEMENTS,
+    MAX_ELEMENTS_TEXT,
     as_positions,
     as_real_array,
     check_base,
@@ -67,11 +70,19 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     number nearest to the exact value.
 
     Raises ``TypeError``/``ValueError`` for a non-integer, odd, non-positive or too large
-    ``d_model`` (at most 2**16) or for ``base`` that is not a finite number greater than 1.
+    ``d_model`` (at most 2**16), for ``base`` that is not a finite number greater than 1,
+    or for a ``base`` so large that the longest wavelength is beyond float64's range
+    (:math:`2\pi\,\mathrm{base}^{(d-2)/d} > 1.8 \cdot 10^{308}`).
     """
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    return correctly_rounded_wavelengths(d_model, base).copy()
+    out = correctly_rounded_wavelengths(d_model, base).copy()
+    if not math.isfinite(out[-1]):
+        raise ValueError(
+            f"base = {base!r} is too large for d_model = {d_model}: the longest wavelength "
+            f"2*pi*base**((d_model-2)/d_model) exceeds float64's range (1.8e308)"
+        )
+    return out
 
 
 def sinusoidal_encoding(
@@ -117,14 +128,15 @@ def sinusoidal_encoding(
     refused before any allocation (stream them with :func:`iter_sinusoidal_blocks`).
     Anything else raises ``TypeError``/``ValueError`` naming the argument.
     """
-    pos = as_positions(positions)
     d_model = check_width(d_model, "d_model")
+    what = "the table (positions, d_model)"
+    pos = as_positions(positions, per_position=d_model if out is None else 0, what=what)
     base = check_base(base)
     layout = check_choice(layout, "layout", LAYOUTS)
     dt = check_float_dtype(dtype)
     shape = (pos.size, d_model)
     if out is None:
-        check_size(shape, "the table (positions, d_model)")
+        check_size(shape, what)
         out = np.empty(shape, dtype=dt)
     else:
         if not isinstance(out, np.ndarray):
@@ -160,28 +172,35 @@ def iter_sinusoidal_blocks(
     at most 2**28 entries. The arguments are checked when this function is called, before
     the first block is computed.
     """
-    pos = as_positions(positions)
+    if isinstance(positions, (bool, np.bool_)) or not isinstance(positions, numbers.Integral):
+        pos = as_positions(positions)
+    else:  # an int L: each block's positions are formed when it is, never arange(L) at once
+        pos = check_positive_int(positions, "positions", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
     layout = check_choice(layout, "layout", LAYOUTS)
     dt = check_float_dtype(dtype)
     block = check_positive_int(block, "block")
-    check_size((min(block, pos.size), d_model), "one block (block, d_model)")
-    consecutive = True if isinstance(positions, numbers.Integral) else None
-    return _iter_blocks(pos, d_model, block, base, layout, dt, consecutive)
+    length = pos if isinstance(pos, int) else pos.size
+    check_size((min(block, length), d_model), "one block (block, d_model)")
+    return _iter_blocks(pos, length, d_model, block, base, layout, dt)
 
 
 def _iter_blocks(
-    pos: np.ndarray,
+    pos: np.ndarray | int,
+    length: int,
     d_model: int,
     block: int,
     base: float,
     layout: str,
     dt: np.dtype,
-    consecutive: bool | None,
 ):
-    for a in range(0, pos.size, block):
-        rows = pos[a : a + block]
+    consecutive = True if isinstance(pos, int) else None
+    for a in range(0, length, block):
+        if isinstance(pos, int):
+            rows = np.arange(a, min(a + block, length), dtype=np.float64)
+        else:
+            rows = pos[a : a + block]
         buf = np.empty((rows.size, d_model), dtype=dt)
         fill(buf, rows, d_model, base, layout, consecutive)
         yield a, buf
