@@ -421,6 +421,8 @@ def as_integer_array(
     with ``nonempty``. Messages name ``name`` and say it must hold ``what``.
     """
     arr = _asarray(value, name)
+    if arr.size == 0 and isinstance(value, (list, tuple)):
+        arr = arr.astype(np.int64)  # numpy reads [] as float64; an empty list holds no non-integer
     if arr.dtype == object:
         raise TypeError(
             f"{name} must hold {what}, got dtype object (integers beyond the int64/uint64 range, "

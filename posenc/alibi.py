@@ -27,7 +27,7 @@ import numpy as np
 from ._validation import (
     check_bool,
     check_choice,
-    check_length,
+    check_positive_int,
     check_query_key_lengths,
     check_size,
 )
@@ -35,6 +35,13 @@ from ._validation import (
 __all__ = ["alibi_bias", "alibi_bias_key_form", "alibi_slopes"]
 
 _KEY_FORMS = ("bloom", "mpt")
+
+
+MAX_HEADS = 2**20
+
+
+def _check_n_heads(n_heads: object) -> int:
+    return check_positive_int(n_heads, "n_heads", MAX_HEADS, "2**20")
 
 
 def _geometric_slopes(n: int) -> np.ndarray:
@@ -57,9 +64,10 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     e.g. 3 heads give :math:`1/16, 1/256, 1/4`.
 
     Raises ``TypeError`` if ``n_heads`` is not an ``int`` (bools refused) and
-    ``ValueError`` if it is not positive or exceeds 2**28.
+    ``ValueError`` if it is not positive or exceeds 2**20 (a million heads, some
+    milliseconds; 2**28 took several seconds).
     """
-    n = check_length(n_heads, "n_heads")
+    n = _check_n_heads(n_heads)
     lower = 1 << (n.bit_length() - 1)  # largest power of two <= n
     slopes = _geometric_slopes(lower)
     if lower == n:
@@ -95,10 +103,11 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     other types, ``ValueError`` for non-positive sizes, ``q_len > k_len`` or a tensor
     over the limit, each naming the argument.
     """
-    slopes = alibi_slopes(n_heads)
+    n = _check_n_heads(n_heads)
     q, k = check_query_key_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
-    check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
+    check_size((n, q, k), "the bias (n_heads, q_len, k_len)")  # before the slopes are formed
+    slopes = alibi_slopes(n)
     i_abs, j = _query_key_positions(q, k)
     neg_distance = -np.abs(i_abs - j)  # integer, so the diagonal is +0.0 after scaling
     bias = slopes[:, None, None] * neg_distance[None, :, :]
@@ -132,10 +141,11 @@ def alibi_bias_key_form(
     Arguments as :func:`alibi_bias`; ``convention`` ``"bloom"`` or ``"mpt"``.
     """
     convention = check_choice(convention, "convention", _KEY_FORMS)
-    slopes = alibi_slopes(n_heads)
+    n = _check_n_heads(n_heads)
     q, k = check_query_key_lengths(q_len, k_len)
     causal = check_bool(causal, "causal")
-    check_size((slopes.size, q, k), "the bias (n_heads, q_len, k_len)")
+    check_size((n, q, k), "the bias (n_heads, q_len, k_len)")  # before the slopes are formed
+    slopes = alibi_slopes(n)
     j = np.arange(k, dtype=np.int64)
     key_index = j - (k - 1) if convention == "mpt" else j
     row = slopes[:, None] * key_index[None, :]

@@ -101,7 +101,8 @@ def attention(
     ``numpy.bool_``); ``scale`` ``None`` or a finite real number. The scores array may
     hold at most 2**28 entries. Raises ``TypeError`` (bool, complex, string input, a
     non-bool ``causal``) or ``ValueError`` (empty or non-finite input, shapes that do not
-    match, scores beyond the float64 range, a query row with every key masked), each
+    match, scores ``q @ k^T`` (formed before ``scale`` is applied) or scaled scores beyond
+    the float64 range, a query row with every key masked), each
     naming the argument.
     """
     q = as_real_array(q, "q", min_ndim=2)
@@ -132,6 +133,11 @@ def attention(
             raise ValueError(
                 f"bias of shape {bias.shape} does not broadcast to scores {score_shape}"
             ) from None
+    if causal and q.shape[-2] > k.shape[-2]:
+        raise ValueError(
+            f"with causal=True the queries are the last of the keys' positions: q must not have more "
+            f"positions than k, got q of shape {q.shape} and k of shape {k.shape}"
+        )
     check_size(score_shape, "the attention scores of q and k (..., Lq, Lk)")
     check_size((*score_shape[:-1], v.shape[-1]), "the attention output of q and v (..., Lq, dv)")
     with np.errstate(over="ignore", invalid="ignore"):

@@ -162,6 +162,9 @@ def fire_bias(
         "beyond the float64 range (c * distance overflows, or ln(c * threshold + 1) is too small)",
     )
     out = f(u)
+    shape = np.shape(out) if isinstance(out, np.ndarray) else None
+    if shape is not None:  # an array's size is known before its float64 copy is made
+        check_size(shape, "the value returned by f")
     try:
         result = as_real_array(out, "the value returned by f")
     except TypeError as exc:

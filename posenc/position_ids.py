@@ -63,6 +63,8 @@ def position_ids_from_mask(attention_mask: object) -> np.ndarray:
             f"got the scalar {attention_mask!r}"
         )
     mask = _asarray(attention_mask, "attention_mask")
+    if mask.size == 0 and isinstance(attention_mask, (list, tuple)):
+        mask = mask.astype(np.int64)  # numpy reads [] as float64: report the empty axis instead
     if mask.dtype != np.bool_ and (mask.dtype == object or not is_integer_dtype(mask.dtype)):
         raise TypeError(f"attention_mask must hold bools or the integers 0 and 1, got dtype {mask.dtype}")
     if mask.ndim == 0:

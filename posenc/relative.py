@@ -195,7 +195,8 @@ def t5_relative_position_bucket(
     # every |r| >= max_distance lands in the last bucket: clip first so that abs() cannot overflow
     lim = max_distance + 1
     if np.issubdtype(arr.dtype, np.unsignedinteger):
-        rel = np.minimum(arr, lim).astype(np.int64)
+        # lim as a uint64 array: a Python int above the dtype's range (301 for uint8) is refused
+        rel = np.minimum(arr, np.array(lim, dtype=np.uint64)).astype(np.int64)
     else:
         rel = np.clip(arr, -lim, lim).astype(np.int64)
     if bidirectional:
@@ -206,7 +207,7 @@ def t5_relative_position_bucket(
         n = np.maximum(-rel, 0)
     bounds = np.array(_thresholds(max_exact, half - max_exact, max_distance), dtype=np.int64)
     large = max_exact + np.searchsorted(bounds, n, side="right")
-    return offset + np.where(n < max_exact, n, large).astype(np.int64)
+    return np.asarray(offset + np.where(n < max_exact, n, large), dtype=np.int64)  # 0-d stays an array
 
 
 def t5_bias(
@@ -245,6 +246,11 @@ def t5_bias(
     q_len = check_length(q_len, "q_len")
     k_len = check_length(k_len, "k_len")
     if query_offset is None:
+        if q_len > k_len:
+            raise ValueError(
+                f"with query_offset=None the queries are the last q_len of the k_len positions: "
+                f"q_len must be at most k_len, got q_len={q_len}, k_len={k_len}"
+            )
         query_offset = k_len - q_len
     query_offset = check_offset_int(query_offset, "query_offset")
     check_size((table.shape[1], q_len, k_len), "the bias (H = bucket_table.shape[1], q_len, k_len)")

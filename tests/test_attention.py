@@ -273,7 +273,7 @@ def test_attention_shape_errors():
         posenc.attention(z((2, 3)), z(3), z((4, 3)))
     with pytest.raises(ValueError, match="v"):
         posenc.attention(z((2, 3)), z((4, 3)), z(4))
-    with pytest.raises(ValueError, match="q_len"):  # more queries than keys under a causal mask
+    with pytest.raises(ValueError, match="q must not have more positions than k"):  # under a causal mask
         posenc.attention(z((5, 3)), z((4, 3)), z((4, 3)), causal=True)
     with pytest.raises(ValueError, match="scale"):
         posenc.attention(z((2, 3)), z((4, 3)), z((4, 3)), scale=float("nan"))

@@ -516,6 +516,12 @@ def test_t5_bias_and_shaw_match_loops(cfg, bidirectional, q, k, heads, offset):
     if not valid_t5(bidirectional, nb):
         nb += 1
     table = np.arange(nb * heads, dtype=np.int16).reshape(nb, heads)
+    if offset is None and q > k:  # "the last q_len of the k_len positions" does not exist
+        with pytest.raises(ValueError, match="q_len must be at most k_len"):
+            posenc.t5_bias(
+                table, q, k, bidirectional=bidirectional, num_buckets=nb, max_distance=md, query_offset=None
+            )
+        return
     bias = posenc.t5_bias(
         table.tolist(),
         q,

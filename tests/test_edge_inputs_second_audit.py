@@ -178,3 +178,54 @@ def test_dtype_none_is_refused(call):
 def test_an_empty_permutation_is_called_empty():
     with pytest.raises(ValueError, match="non-empty"):
         posenc.permutation_matrix([])
+
+
+def test_alibi_refuses_a_huge_head_count_before_forming_slopes():
+    t0 = time.perf_counter()
+    for call in (
+        lambda: posenc.alibi_bias(2**28, 2),
+        lambda: posenc.alibi_bias_key_form(2**26 + 1, 2),
+        lambda: posenc.alibi_slopes(2**20 + 1),
+    ):
+        with pytest.raises(ValueError, match="n_heads"):
+            call()
+    assert time.perf_counter() - t0 < 1.0
+    # Press et al.'s rule at the new limit: a power of two, 2**(-8h/n)
+    slopes = posenc.alibi_slopes(2**20)
+    assert slopes.size == 2**20 and abs(slopes[0] / 2.0 ** (-8 / 2**20) - 1) < 1e-15 and slopes[-1] == 2.0**-8
+
+
+@pytest.mark.parametrize(("dtype", "max_distance"), [(np.uint8, 300), (np.uint16, 70000), (np.uint32, 2**33)])
+def test_t5_buckets_of_unsigned_distances_beyond_their_dtype(dtype, max_distance):
+    r = np.array([1, 5, 200], dtype=dtype)
+    got = posenc.t5_relative_position_bucket(r, max_distance=max_distance)
+    want = posenc.t5_relative_position_bucket(r.astype(np.int64), max_distance=max_distance)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_t5_bucket_shapes_of_a_scalar_and_an_empty_list():
+    scalar = posenc.t5_relative_position_bucket(5)
+    assert isinstance(scalar, np.ndarray) and scalar.shape == () and scalar.dtype == np.int64
+    empty = posenc.t5_relative_position_bucket([])
+    assert empty.shape == (0,) and empty.dtype == np.int64
+
+
+def test_t5_bias_refuses_more_queries_than_keys_at_the_end():
+    with pytest.raises(ValueError, match="q_len must be at most k_len"):
+        posenc.t5_bias(np.zeros((32, 1)), 3, 2, query_offset=None)
+
+
+def test_fire_bias_refuses_a_huge_result_of_f_before_copying_it():
+    huge = np.broadcast_to(np.float64(0.0), (2**30, 3, 3))
+    with pytest.raises(ValueError, match="returned by f"):
+        posenc.fire_bias(lambda u: huge, 3)
+
+
+def test_attention_names_q_and_k_for_a_causal_mismatch():
+    with pytest.raises(ValueError, match="q must not have more positions than k"):
+        posenc.attention(np.zeros((3, 2)), np.zeros((2, 2)), np.zeros((2, 1)), causal=True)
+
+
+def test_an_empty_mask_list_is_called_empty():
+    with pytest.raises(ValueError, match="non-empty last axis"):
+        posenc.position_ids_from_mask([])

@@ -152,7 +152,7 @@ def test_unknown_errors_and_bad_results_are_reported():
 
     with pytest.raises(ExerciseError) as info:
         ex.check_critical_dimension(lambda d, b, t: float(critical_by_counting(d, b, t)))
-    assert info.value.mistake == "not an array"
+    assert info.value.mistake == "wrong dtype"  # a float scalar: its dtype is the problem
 
 
 def test_bad_argument_and_stub():

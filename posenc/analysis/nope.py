@@ -22,16 +22,26 @@ positional encoding.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
-from .._validation import as_real_array, check_nonnegative_real, check_positive_int, check_seed, check_size
+from .._validation import (
+    as_real_array,
+    check_bool,
+    check_nonnegative_real,
+    check_positive_int,
+    check_seed,
+    check_size,
+)
 from ..attention import attention
 from ..rope import apply_rope
 from .readout import PositionReadout
 
 MAX_LAYERS = 1024
+MAX_STACK_SCORES = 2**27  # n_layers * tokens * L in random_attention_stack
+MAX_STACK_PRODUCTS = 2**31  # n_layers * tokens * d * d in random_attention_stack
 
 
 def random_attention_stack(
@@ -54,16 +64,17 @@ def random_attention_stack(
     ``x``: a real array-like of shape ``(..., L, d)`` with ``d >= 2`` and even when
     ``rope_layers`` is not empty; ``n_layers``: an integer in ``[1, 1024]``; ``causal``: a
     bool; ``rope_layers``: an iterable of distinct layer indices in ``[0, n_layers)``
-    (0-based); ``gain``: a finite real ``>= 0``; ``seed``: a non-negative integer. Bad input
-    raises ``TypeError``/``ValueError`` naming the argument.
+    (0-based); ``gain``: a finite real ``>= 0``; ``seed``: a non-negative integer. The work
+    is bounded: ``n_layers * tokens * L`` scores at most 2**27 and ``n_layers * tokens * d**2``
+    multiply-adds at most 2**31 (``tokens`` the rows of ``x``, ``x.size / d``; a few seconds
+    at the limits). Bad input raises ``TypeError``/``ValueError`` naming the argument.
     """
     x = as_real_array(x, "x", min_ndim=2)
     d = x.shape[-1]
     if d < 2:
         raise ValueError(f"x must have a last dimension d >= 2, got shape {x.shape}")
     n_layers = check_positive_int(n_layers, "n_layers", MAX_LAYERS, "1024")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    causal = check_bool(causal, "causal")
     gain = check_nonnegative_real(gain, "gain")
     seed = check_seed(seed)
     layers = _layer_indices(rope_layers, n_layers)
@@ -71,6 +82,14 @@ def random_attention_stack(
         raise ValueError(f"RoPE layers need an even width d, got d = {d}")
     check_size((n_layers + 1, *x.shape), "the hidden states (n_layers + 1, *x.shape)")
     check_size((*x.shape[:-1], x.shape[-2]), "the attention weights (..., L, L)")
+    rows = x.size // d  # tokens in the batch
+    scores, products = n_layers * rows * x.shape[-2], n_layers * rows * d * d
+    if scores > MAX_STACK_SCORES or products > MAX_STACK_PRODUCTS:
+        raise ValueError(
+            f"x of shape {x.shape} with n_layers={n_layers} is too much work: {scores} attention scores "
+            f"(n_layers * tokens * L, at most 2**27) and {products} multiply-adds in the projections "
+            f"(n_layers * tokens * d * d, at most 2**31)"
+        )
     rng = np.random.default_rng(seed)
     states = np.empty((n_layers + 1, *x.shape))
     states[0] = h = x
@@ -108,6 +127,9 @@ def _layer_indices(rope_layers: object, n_layers: int) -> frozenset[int]:
     return frozenset(out)
 
 
+MAX_LSTSQ_WORK = 2**31  # rows * d * min(rows, d) of the least-squares solve
+
+
 def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -> PositionReadout:
     r"""Least-squares linear probe :math:`\hat y = F w + c`, as a :class:`~.readout.PositionReadout`.
 
@@ -118,7 +140,9 @@ def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -
     :math:`c = \bar y - \bar F w`. The result's ``losses`` is empty (no iterations).
 
     ``features``: a real ``(N, d)`` array-like; ``targets``: real, shape ``(N,)``;
-    ``ridge``: a finite real ``>= 0``. ``N >= 2``; errors name the argument.
+    ``ridge``: a finite real ``>= 0``. ``N >= 2``; the solve's work
+    ``rows * d * min(rows, d)`` (``rows = N``, or ``N + d`` with a ridge) at most 2**31.
+    Errors name the argument.
     """
     F = as_real_array(features, "features", ndim=2)
     y = as_real_array(targets, "targets", ndim=1)
@@ -127,14 +151,29 @@ def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -
     if F.shape[0] < 2:
         raise ValueError(f"features must have at least 2 rows, got {F.shape[0]}")
     ridge = check_nonnegative_real(ridge, "ridge")
-    f_mean, y_mean = F.mean(axis=0), float(y.mean())
-    Fc, yc = F - f_mean, y - y_mean
+    rows, d = F.shape[0] + (F.shape[1] if ridge > 0 else 0), F.shape[1]
+    if rows * d * min(rows, d) > MAX_LSTSQ_WORK:
+        raise ValueError(
+            f"features of shape {F.shape} are too large for the least-squares solve: {rows} rows "
+            f"(N{' + d with ridge' if ridge > 0 else ''}) * d * min(rows, d) = {rows * d * min(rows, d)} "
+            f"exceeds 2**31 (a few seconds)"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        f_mean, y_mean = F.mean(axis=0), float(y.mean())
+        Fc, yc = F - f_mean, y - y_mean
+    if not (np.isfinite(Fc).all() and np.isfinite(f_mean).all()):
+        raise ValueError("features: the column means or the centred features exceed float64 (rescale them)")
+    if not (np.isfinite(yc).all() and math.isfinite(y_mean)):
+        raise ValueError("targets: the mean or the centred targets exceed float64 (rescale them)")
     if ridge > 0:
         d = F.shape[1]
         Fc = np.vstack([Fc, np.sqrt(ridge) * np.eye(d)])
         yc = np.concatenate([yc, np.zeros(d)])
     with np.errstate(over="ignore", invalid="ignore"):
-        w = np.linalg.lstsq(Fc, yc, rcond=None)[0]
+        try:
+            w = np.linalg.lstsq(Fc, yc, rcond=None)[0]
+        except np.linalg.LinAlgError as exc:  # e.g. entries near the float64 limit
+            raise ValueError(f"features: the least-squares solve failed ({exc}); rescale them") from None
         c = y_mean - float(f_mean @ w)
     if not (np.isfinite(w).all() and np.isfinite(c)):
         raise ValueError(

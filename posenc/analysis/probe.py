@@ -118,7 +118,8 @@ class AttentionProbe:
 
     Accepted values: ``method`` one of the strings listed below; ``max_len`` a positive integer
     (``max_len * d <= 2**28``); ``d`` an even integer in ``[2, 2**16]`` (checked for every
-    method); ``vocab`` an integer in ``[1, 2**14]``; ``seed`` a non-negative integer;
+    method; ``"sinusoidal"``'s ``(d, d)`` matrix at most 2**28 entries, so ``d <= 2**14``);
+    ``vocab`` an integer in ``[1, 2**14]``; ``seed`` a non-negative integer;
     ``slope`` a finite real number; ``num_buckets`` in ``[1, 1024]`` and
     ``max_distance`` in ``[1, 2**28]``, a valid unidirectional T5 configuration. Sizes of
     the arrays a method builds (``(length, length)`` scores, ``(n_seq, L, L)`` weights)
@@ -175,6 +176,8 @@ class AttentionProbe:
             )
         if method == "learned":
             check_size((self.max_len, self.d), "the learned tables (max_len, d)")
+        if method == "sinusoidal":
+            check_size((self.d, self.d), "the position matrix A (d, d)")
         rng = np.random.default_rng(seed)
         self.params: dict[str, np.ndarray] = {"C": np.zeros((self.vocab, self.vocab))}
         if method == "sinusoidal":

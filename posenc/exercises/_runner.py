@@ -11,6 +11,7 @@ mistake, or the first failing input and the largest difference.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,7 +149,7 @@ def _call(fn: Callable, args: tuple, kwargs: dict, label: str, where: str) -> ob
     """``fn(*args, **kwargs)``; any exception but ``NotImplementedError`` becomes an ExerciseError."""
     try:
         return fn(*args, **kwargs)
-    except NotImplementedError:
+    except (NotImplementedError, ExerciseError):  # a checker's own wrapper may diagnose the result
         raise
     except Exception as exc:  # the student's code failed: say how and where
         raise _problem(
@@ -157,10 +158,20 @@ def _call(fn: Callable, args: tuple, kwargs: dict, label: str, where: str) -> ob
 
 
 def _call_case(fn: Callable, case: _Case, label: str) -> object:
-    """Call ``fn`` on copies of the case's arrays, so that the case survives a function writing to them."""
-    args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
-    kwargs = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in case.kwargs.items()}
+    """Call ``fn`` on copies of the case's arrays and lists, so that the case survives a function
+    writing to them (an ``mrope_section`` list reversed in place, say)."""
+    args = tuple(_fresh(a) for a in case.args)
+    kwargs = {k: _fresh(v) for k, v in case.kwargs.items()}
     return _call(fn, args, kwargs, label, case.label)
+
+
+def _fresh(value: object) -> object:
+    """A copy of a numpy array or (deeply) of a list or dict; other values as they are."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, dict)):
+        return copy.deepcopy(value)
+    return value
 
 
 def _describe_type(value: object) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 from ..rope import apply_rope
 from ..rope_budget import critical_dimension, long_term_similarity
 from ..sinusoidal import frequencies
-from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _run, _Variant
+from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _problem, _run, _Variant
 
 _PARTIAL = _mistakes(
     "check_partial_rope",
@@ -286,7 +286,16 @@ def check_critical_dimension(fn: Callable) -> str:
     def wrapped(d: int, b: float, t: int) -> object:
         value = fn(d, b, t)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            if not -(2**63) <= value < 2**63:
+                raise _problem(
+                    f"your critical dimension returned the integer {value}, beyond int64's range; "
+                    f"expected an integer between 0 and d_head = {d}\n"
+                    f"  on input d_head={d}, base={b:g}, T={t}",
+                    "wrong dtype",
+                )
             return np.asarray(value, dtype=np.int64)
+        if isinstance(value, (float, complex, np.floating, np.complexfloating)):
+            return np.asarray(value)  # a 0-d array: its dtype is then diagnosed, not "not an array"
         return value
 
     return _run(

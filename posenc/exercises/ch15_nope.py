@@ -243,6 +243,12 @@ def check_nope_layers(fn: Callable) -> str:
         where = f"\n  on input {case.label}"
         expect = f"expected a numpy array of shape {case.expected.shape} and an integer dtype (e.g. int64)"
         _check_plain_array(value, case.expected, label=label, what="the result", expect=expect, on=where)
+        if np.issubdtype(value.dtype, np.complexfloating):
+            raise _problem(
+                f"{label}: the result has complex values (dtype {value.dtype}); {expect}. Layer "
+                f"indices are integers: return a real integer array{where}",
+                "complex values",
+            )
         if value.dtype == np.bool_ or not is_integer_dtype(value.dtype):
             raise _problem(
                 f"{label}: the result has dtype {value.dtype}; {expect}. Layer indices index the list "

@@ -1,0 +1,48 @@
+"""posenc.analysis refuses work it cannot finish in seconds, and inputs that overflow, by name."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from posenc.analysis import AttentionProbe, fit_linear_probe, fit_probe, random_attention_stack
+
+
+def test_linear_probe_refuses_features_whose_mean_overflows():
+    with pytest.raises(ValueError, match="features"):
+        fit_linear_probe([[1e308, 1.0], [1e308, 0.0], [-1e308, 2.0]], [1.0, 2.0, 3.0])
+
+
+def test_linear_probe_refuses_a_solve_of_minutes():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="features of shape"):
+        fit_linear_probe(np.zeros((2, 4096)), [0.0, 1.0], ridge=1.0)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_linear_probe_still_fits_a_line():
+    # y = 3 f0 - 2 f1 + 5, exactly: the probe recovers it without a ridge
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((50, 2))
+    probe = fit_linear_probe(F, 3 * F[:, 0] - 2 * F[:, 1] + 5)
+    assert np.allclose(probe.predict(np.array([[1.0, 1.0], [0.0, 0.0]])), [6.0, 5.0], atol=1e-9)
+
+
+def test_sinusoidal_probe_refuses_a_matrix_beyond_the_limit():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"\(d, d\)"):
+        AttentionProbe("sinusoidal", d=2**16)
+    with pytest.raises(ValueError, match=r"\(d, d\)"):
+        fit_probe("sinusoidal", d=2**16, steps=1, train_len=2, batch=1)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_attention_stack_refuses_minutes_of_work_and_a_string_flag():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="too much work"):
+        random_attention_stack(np.ones((4096, 2)), 1024)
+    assert time.perf_counter() - t0 < 1.0
+    with pytest.raises(TypeError, match="causal"):
+        random_attention_stack(np.ones((4, 2)), 1, causal="False")
