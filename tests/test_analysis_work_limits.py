@@ -46,3 +46,24 @@ def test_attention_stack_refuses_minutes_of_work_and_a_string_flag():
     assert time.perf_counter() - t0 < 1.0
     with pytest.raises(TypeError, match="causal"):
         random_attention_stack(np.ones((4, 2)), 1, causal="False")
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "name"),
+    [
+        ({"norms": [np.nan]}, ValueError, "norms"),
+        ({"dim_mean": [1j]}, TypeError, "dim_mean"),
+        ({"dim_var": "a"}, TypeError, "dim_var"),
+        ({"dim_var": [-1.0]}, ValueError, "dim_var"),
+        ({"min": None}, TypeError, "min"),
+        ({"min": 2.0}, ValueError, "min must be at most max"),
+    ],
+)
+def test_encoding_statistics_checks_its_fields(fields, error, name):
+    from posenc import EncodingStatistics
+
+    good = {"norms": [1.0], "dim_mean": [0.0], "dim_var": [1.0], "min": -1.0, "max": 1.0}
+    with pytest.raises(error, match=name):
+        EncodingStatistics(**{**good, **fields})
+    made = EncodingStatistics(**good)
+    assert made.norms.dtype == np.float64 and made.min == -1.0

@@ -15,6 +15,7 @@ from .._validation import (
     as_positions,
     as_real_array,
     check_base,
+    check_finite_real,
     check_finite_result,
     check_size,
     check_width,
@@ -39,13 +40,36 @@ def dot_product_distance(pe: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EncodingStatistics:
-    """Summary of an encoding table (see :func:`encoding_statistics`)."""
+    """Summary of an encoding table (see :func:`encoding_statistics`).
+
+    Checked when built: ``norms`` (one per row, ``>= 0``), ``dim_mean`` and ``dim_var``
+    (one per column, variances ``>= 0``) non-empty 1-D arrays of finite reals, stored as
+    float64; ``min <= max`` finite reals. Anything else raises ``TypeError``/``ValueError``
+    naming the field.
+    """
 
     norms: np.ndarray
     dim_mean: np.ndarray
     dim_var: np.ndarray
     min: float
     max: float
+
+    def __post_init__(self) -> None:
+        for name in ("norms", "dim_mean", "dim_var"):
+            object.__setattr__(self, name, as_real_array(getattr(self, name), name, ndim=1))
+        if self.dim_mean.shape != self.dim_var.shape:
+            raise ValueError(
+                f"dim_mean and dim_var must have one entry per column each, got {self.dim_mean.shape} "
+                f"and {self.dim_var.shape}"
+            )
+        for name in ("norms", "dim_var"):
+            if float(getattr(self, name).min()) < 0.0:
+                raise ValueError(f"{name} must be >= 0, got {float(getattr(self, name).min())!r}")
+        low, high = check_finite_real(self.min, "min"), check_finite_real(self.max, "max")
+        if low > high:
+            raise ValueError(f"min must be at most max, got min={low!r}, max={high!r}")
+        object.__setattr__(self, "min", low)
+        object.__setattr__(self, "max", high)
 
 
 def encoding_statistics(pe: np.ndarray) -> EncodingStatistics:
@@ -56,16 +80,11 @@ def encoding_statistics(pe: np.ndarray) -> EncodingStatistics:
     """
     pe = as_real_array(pe, "pe", ndim=2)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
-        stats = EncodingStatistics(
-            norms=np.linalg.norm(pe, axis=1),
-            dim_mean=pe.mean(axis=0),
-            dim_var=pe.var(axis=0),
-            min=float(pe.min()),
-            max=float(pe.max()),
-        )
-    for part in (stats.norms, stats.dim_mean, stats.dim_var):
+        parts = (np.linalg.norm(pe, axis=1), pe.mean(axis=0), pe.var(axis=0))
+    for part in parts:
         check_finite_result(part, "pe has entries too large: its statistics overflow float64")
-    return stats
+    norms, dim_mean, dim_var = parts
+    return EncodingStatistics(norms, dim_mean, dim_var, float(pe.min()), float(pe.max()))
 
 
 def mean_dot_by_offset(pe: np.ndarray) -> np.ndarray:
