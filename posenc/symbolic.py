@@ -28,8 +28,9 @@ def vanishes(expr: Any) -> bool:
     an expression SymPy cannot reduce counts as not vanishing (a check built on it fails
     rather than passes by accident).
 
-    ``expr`` a SymPy expression or a number; strings (never parsed: SymPy would evaluate
-    them), bools, matrices and other objects raise ``TypeError`` naming ``expr``.
+    ``expr`` a finite SymPy expression or number; strings (never parsed: SymPy would
+    evaluate them), bools, matrices and other objects raise ``TypeError``, NaN and
+    infinities ``ValueError``, naming ``expr``.
     """
     import sympy as sp
 
@@ -59,8 +60,9 @@ def _without_sine_squares(expr: Any) -> Any:
 def rotation(angle: Any) -> Any:
     r"""The counter-clockwise rotation :math:`R(\theta)` as a 2×2 SymPy matrix.
 
-    ``angle`` a SymPy expression or a number (strings, bools and other objects raise
-    ``TypeError`` naming ``angle``: a string is never parsed, since SymPy would evaluate it).
+    ``angle`` a finite SymPy expression or a number (strings, bools, matrices and other
+    objects raise ``TypeError`` naming ``angle``: a string is never parsed, since SymPy
+    would evaluate it; NaN and infinities raise ``ValueError``).
     """
     import sympy as sp
 
@@ -71,7 +73,7 @@ def rotation(angle: Any) -> Any:
 def softmax_rows(scores: Any) -> Any:
     r"""Row-wise softmax of a SymPy matrix: entry :math:`(i, j)` is :math:`e^{s_{ij}} / \sum_l e^{s_{il}}`.
 
-    ``scores`` a SymPy matrix, or a non-empty list of equally long rows of SymPy expressions
+    ``scores`` a non-empty SymPy matrix, or a non-empty list of equally long rows of SymPy expressions
     or numbers. Strings, bools and other objects raise ``TypeError``, infinite or NaN
     entries ``ValueError`` (the softmax of a row holding ``oo`` is not defined entry by
     entry); messages name ``scores``.
@@ -92,6 +94,8 @@ def softmax_rows(scores: Any) -> Any:
                 f"scores must have rows of one length, got lengths {[len(row) for row in scores]}"
             )
     s = sp.Matrix(scores)
+    if s.rows == 0 or s.cols == 0:
+        raise ValueError(f"scores must not be empty, got a {s.rows}x{s.cols} matrix")
     if any(e.is_finite is False or e.has(sp.nan) for e in s):
         raise ValueError(f"scores must have finite entries, got {s.tolist()}")
     e = s.applyfunc(sp.exp)
@@ -108,8 +112,11 @@ def _expression(value: Any, name: str) -> Any:
         expr = sp.sympify(value, strict=True)
     except sp.SympifyError:
         raise TypeError(f"{name} must be a SymPy expression or a number, got {value!r}") from None
-    if not isinstance(expr, sp.Expr):
+    # a matrix expression is an sp.Expr too (and a zero matrix is not the number 0)
+    if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixExpr) or getattr(expr, "is_Matrix", False):
         raise TypeError(f"{name} must be a SymPy expression or a number, got {value!r}")
+    if expr.is_finite is False or expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ValueError(f"{name} must be finite (no NaN or infinity), got {expr}")
     return expr
 
 
@@ -123,9 +130,10 @@ def sinusoidal_vector(position: Any, omegas: Sequence[Any]) -> Any:
     :math:`\omega_i = 10000^{-2i/d}` it is row :math:`p` of the table
     :func:`posenc.reference.sinusoidal_table` computes in floating point.
 
-    ``position`` a SymPy expression or a number; ``omegas`` a non-empty list or tuple of
-    them (SymPy symbols for a proof that holds for every frequency). Anything else raises
-    ``TypeError`` or ``ValueError`` naming the argument.
+    ``position`` a finite SymPy expression or a number; ``omegas`` a non-empty list or
+    tuple of them (SymPy symbols for a proof that holds for every frequency). Anything
+    else (matrices, NaN, infinities, strings) raises ``TypeError`` or ``ValueError``
+    naming the argument.
     """
     import sympy as sp
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -67,3 +68,14 @@ def test_encoding_statistics_checks_its_fields(fields, error, name):
         EncodingStatistics(**{**good, **fields})
     made = EncodingStatistics(**good)
     assert made.norms.dtype == np.float64 and made.min == -1.0
+
+
+def test_mean_dot_by_offset_averages_without_overflowing():
+    from posenc.analysis.statistics import mean_dot_by_offset
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = mean_dot_by_offset([[1e154], [1e154]])
+    assert np.allclose(got, [1e308, 1e308], rtol=1e-15, atol=0)
+    # direct averages of the products at each offset: (1+4+9)/3, (2+6)/2, 3
+    assert np.allclose(mean_dot_by_offset([[1.0], [2.0], [3.0]]), [14 / 3, 4.0, 3.0], rtol=1e-15)

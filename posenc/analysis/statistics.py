@@ -94,7 +94,15 @@ def mean_dot_by_offset(pe: np.ndarray) -> np.ndarray:
     ``L * L <= 2**28``). Errors name ``pe``.
     """
     gram = dot_product_distance(pe)
-    return np.array([np.diagonal(gram, offset=k).mean() for k in range(gram.shape[0])])
+    with np.errstate(over="ignore"):
+        means = np.array([np.diagonal(gram, offset=k).mean() for k in range(gram.shape[0])])
+    if not np.isfinite(means).all():  # a sum of finite products overflowed: average the scaled terms
+        with np.errstate(over="ignore"):
+            means = np.array(
+                [(np.diagonal(gram, offset=k) / (gram.shape[0] - k)).sum() for k in range(gram.shape[0])]
+            )
+        check_finite_result(means, "pe has entries too large: the mean dot products overflow float64")
+    return means
 
 
 def dot_product_profile(offsets: object, d_model: int, *, base: float = 10000.0) -> np.ndarray:
