@@ -79,3 +79,25 @@ def test_mean_dot_by_offset_averages_without_overflowing():
     assert np.allclose(got, [1e308, 1e308], rtol=1e-15, atol=0)
     # direct averages of the products at each offset: (1+4+9)/3, (2+6)/2, 3
     assert np.allclose(mean_dot_by_offset([[1.0], [2.0], [3.0]]), [14 / 3, 4.0, 3.0], rtol=1e-15)
+
+
+def test_readout_counts_a_step_s_fixed_cost():
+    import posenc
+    from posenc.analysis import fit_position_readout
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="steps"):  # a million tiny steps: half a minute before
+        fit_position_readout(
+            posenc.LearnedPositionalEncoding(1, 1), [1.0], train_len=1, steps=10**6, batch_size=1
+        )
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_dot_product_sum_refuses_a_minute_of_cosines():
+    from posenc.analysis import dot_product_sum
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="k.size"):
+        dot_product_sum(np.zeros(2**21 + 1), 128)  # 2**27 + 64 terms
+    assert time.perf_counter() - t0 < 1.0
+    assert dot_product_sum(0.0, 128) == 64.0  # D(0) = d/2

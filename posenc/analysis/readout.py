@@ -23,9 +23,12 @@ from .._validation import (
 )
 from ..learned import MAX_STEPS, LearnedPositionalEncoding
 
-# fit_position_readout: steps * batch_size * train_len * d_model (one multiply-add each)
-MAX_WORK = 2**30  # about 30-100 ns each: at most a minute or two
-MAX_WORK_TEXT = "2**30"
+# fit_position_readout: steps * (batch_size * train_len * d_model + STEP_COST), in multiply-adds
+# of about 30-100 ns each; STEP_COST is a step's fixed cost (about 30 us of numpy calls), so
+# a million tiny steps count too. At the limit, some seconds (2**30 without it: minutes).
+STEP_COST = 2**10
+MAX_WORK = 2**28
+MAX_WORK_TEXT = "2**28"
 # Largest |target|: the loss sums squared errors of about this size over a batch.
 MAX_TARGET = 1e150
 
@@ -98,10 +101,11 @@ def fit_position_readout(
     entries; ``train_len`` an integer in ``[1, pe.max_len]``; ``steps`` an integer in ``[1, 10**6]``;
     ``batch_size`` a positive integer; ``lr`` a finite real number ``> 0``;
     ``content_std`` finite and ``>= 0``; ``train_embedding`` a bool; ``seed`` a
-    non-negative integer; and ``steps * batch_size * train_len * d_model <= 2**30``
-    (refused at once, not after minutes). Bad input raises ``TypeError``/``ValueError``
-    naming the argument; a run whose loss or parameters leave the float64 range raises
-    ``ValueError`` naming ``lr`` before ``pe`` is changed by that step.
+    non-negative integer; and ``steps * (batch_size * train_len * d_model + 1024) <= 2**28``
+    (1024 for a step's fixed cost; refused at once, not after minutes). Bad input raises
+    ``TypeError``/``ValueError`` naming the argument; a run whose loss or parameters leave
+    the float64 range raises ``ValueError`` naming ``lr`` before ``pe`` is changed by that
+    step.
     """
     if not isinstance(pe, LearnedPositionalEncoding):
         raise TypeError(f"pe must be a LearnedPositionalEncoding, got {type(pe).__name__}")
@@ -125,11 +129,11 @@ def fit_position_readout(
     seed = check_seed(seed)
     d = pe.d_model
     check_size((batch_size, train_len, d), "a batch (batch_size, train_len, pe.d_model)")
-    work = steps * batch_size * train_len * d
+    work = steps * (batch_size * train_len * d + STEP_COST)
     if work > MAX_WORK:
         raise ValueError(
-            f"steps * batch_size * train_len * d_model = {work} exceeds the limit {MAX_WORK_TEXT} "
-            "(a minute or more of computation): reduce steps or batch_size"
+            f"steps * (batch_size * train_len * d_model + {STEP_COST}) = {work} exceeds the limit "
+            f"{MAX_WORK_TEXT} (tens of seconds or more of computation): reduce steps or batch_size"
         )
 
     rng = np.random.default_rng(seed)
