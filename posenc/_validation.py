@@ -348,9 +348,10 @@ def as_positions(
 ) -> np.ndarray:
     """Turn ``positions`` into a 1-D float64 array of finite positions.
 
-    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``); with
-    ``per_position`` the caller's array of ``L * per_position`` entries (``what``, for the
-    message) is refused by :func:`check_size` before ``arange(L)`` is formed. A
+    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``). With
+    ``per_position``, the caller's array of ``len(positions) * per_position`` entries
+    (``what``, for the message) is checked by :func:`check_size`, for an ``int`` before
+    ``arange(L)`` is formed. A
     sequence or array (list, tuple, numpy array of an integer or floating dtype) is taken
     as it is: non-empty, 1-D, real values with ``|p| <= 2**53`` (negative and non-integer
     allowed). Integer positions are converted to float64 directly, never through int32 or
@@ -373,6 +374,8 @@ def as_positions(
     _real_dtype_or_raise(arr, name, "hold real numbers")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if per_position:
+        check_size((arr.size, per_position), what)
     return as_position_values(arr, name)
 
 

@@ -398,10 +398,8 @@ def rope_decay_bound(d_head: int, *, distances: object, base: float = 10000.0) -
     order 1 near :math:`|r| = 2^{53}` (see :func:`~posenc.rope_budget.long_term_similarity`).
     """
     d = check_width(d_head, "d_head")
-    what = "the phases (distances, d_head / 2)"
-    r = as_positions(distances, "distances", per_position=d // 2, what=what)
+    r = as_positions(distances, "distances", per_position=d // 2, what="the phases (distances, d_head / 2)")
     base = check_base(base)
-    check_size((r.size, d // 2), what)
     theta = frequencies(d, base)
     partial = np.cumsum(np.exp(1j * r[:, None] * theta[None, :]), axis=1)
     return np.abs(partial).mean(axis=1)

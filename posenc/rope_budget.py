@@ -33,7 +33,6 @@ from ._validation import (
     check_finite_real,
     check_positive_int,
     check_positive_real,
-    check_size,
     check_width,
 )
 from .sinusoidal import frequencies
@@ -59,10 +58,8 @@ def long_term_similarity(distances: object, d_head: int, *, base: float = 10000.
     the result is only the sum of cosines of the rounded angles.
     """
     d = check_width(d_head, "d_head")
-    what = "the angles (distances, d_head / 2)"
-    m = as_positions(distances, "distances", per_position=d // 2, what=what)
+    m = as_positions(distances, "distances", per_position=d // 2, what="the angles (distances, d_head / 2)")
     base = check_base(base)
-    check_size((m.size, d // 2), what)
     return np.cos(np.outer(m, frequencies(d, base))).sum(axis=1)
 
 

@@ -135,8 +135,7 @@ def sinusoidal_encoding(
     layout = check_choice(layout, "layout", LAYOUTS)
     dt = check_float_dtype(dtype)
     shape = (pos.size, d_model)
-    if out is None:
-        check_size(shape, what)
+    if out is None:  # its size was checked by as_positions
         out = np.empty(shape, dtype=dt)
     else:
         if not isinstance(out, np.ndarray):

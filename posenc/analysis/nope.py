@@ -42,6 +42,7 @@ from .readout import PositionReadout
 MAX_LAYERS = 1024
 MAX_STACK_SCORES = 2**27  # n_layers * tokens * L in random_attention_stack
 MAX_STACK_PRODUCTS = 2**31  # n_layers * tokens * d * d in random_attention_stack
+MAX_LSTSQ_WORK = 2**31  # rows * d * min(rows, d) of the least-squares solve in fit_linear_probe
 
 
 def random_attention_stack(
@@ -127,9 +128,6 @@ def _layer_indices(rope_layers: object, n_layers: int) -> frozenset[int]:
     return frozenset(out)
 
 
-MAX_LSTSQ_WORK = 2**31  # rows * d * min(rows, d) of the least-squares solve
-
-
 def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -> PositionReadout:
     r"""Least-squares linear probe :math:`\hat y = F w + c`, as a :class:`~.readout.PositionReadout`.
 
@@ -166,7 +164,6 @@ def fit_linear_probe(features: object, targets: object, *, ridge: float = 0.0) -
     if not (np.isfinite(yc).all() and math.isfinite(y_mean)):
         raise ValueError("targets: the mean or the centred targets exceed float64 (rescale them)")
     if ridge > 0:
-        d = F.shape[1]
         Fc = np.vstack([Fc, np.sqrt(ridge) * np.eye(d)])
         yc = np.concatenate([yc, np.zeros(d)])
     with np.errstate(over="ignore", invalid="ignore"):
