@@ -2,7 +2,7 @@
 
 The student functions are written here in plain numpy (no posenc), as a student would; the
 correct ones follow the formulas of the appendix, the wrong ones make one mistake each.
-``tests/test_exercises.py`` also runs its robustness checks on these checkers with them.
+``tests/exercises/test_checkers.py`` also runs its robustness checks on these checkers with them.
 """
 
 from __future__ import annotations

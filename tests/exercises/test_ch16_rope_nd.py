@@ -211,7 +211,7 @@ def test_not_a_function_is_a_type_error():
 
 
 # --------------------------------------------------------------------------------------
-# for the shared checker suite of tests/test_exercises.py (robustness, every mistake named)
+# for the shared checker suite of tests/exercises/test_checkers.py (robustness, every mistake named)
 # --------------------------------------------------------------------------------------
 
 CORRECT_CH16 = {

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_exercises_ch16 import CORRECT_CH16, INT_CHECKERS_CH16, MISTAKE_EXAMPLES_CH16
-from test_exercises_chA import CHA_CORRECT, CHA_MISTAKES
-
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
+
+from .test_ch16_rope_nd import CORRECT_CH16, INT_CHECKERS_CH16, MISTAKE_EXAMPLES_CH16
+from .test_chA_configs import CHA_CORRECT, CHA_MISTAKES
 
 CHECKERS = (
     "check_sinusoidal_encoding",
@@ -670,7 +670,7 @@ STATEFUL = {make_backward_accumulating}
 
 
 def test_every_known_mistake_has_an_example():
-    # the checkers of Part V chapters are tested in tests/test_exercises_chNN.py
+    # the checkers of Part V chapters are tested in tests/exercises/test_<module>.py
     listed = {
         (checker, name)
         for checker, names in ex.KNOWN_MISTAKES.items()
@@ -693,8 +693,8 @@ def test_known_mistakes_table_covers_every_checker():
     checkers = {name for name in ex.__all__ if name.startswith("check_")}
     assert set(ex.KNOWN_MISTAKES) == checkers >= set(CHECKERS)
     for name in checkers - set(CHECKERS):  # a later chapter's checker: tested in its own file
-        chapter = getattr(ex, name).__module__.rsplit(".", 1)[-1].split("_")[0]
-        assert (Path(__file__).parent / f"test_exercises_{chapter}.py").is_file(), name
+        module = getattr(ex, name).__module__.rsplit(".", 1)[-1]
+        assert (Path(__file__).parent / f"test_{module}.py").is_file(), name
     assert all(len(v) >= 4 for v in ex.KNOWN_MISTAKES.values())
     for names in ex.KNOWN_MISTAKES.values():
         assert len(set(names)) == len(names)

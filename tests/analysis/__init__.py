@@ -1,0 +1,1 @@
+"""Tests of posenc.analysis, one file per module."""
