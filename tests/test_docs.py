@@ -1,0 +1,101 @@
+"""The maintainer's documents: README as a short front door, `make help` as the list of targets.
+
+README is read by someone who has just found the repository: it must stay short, show how
+to get and build the book, and show a page of it. Everything a maintainer needs lives in
+CONTRIBUTING.md, and every make target says what it does in `make help`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+MAKEFILE = (ROOT / "Makefile").read_text()
+URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _code_lines(markdown: str, language: str) -> list[str]:
+    """The lines of every fenced block of ``language``, comments after ``#`` removed."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", markdown, flags=re.M | re.S)
+    lines = (line.split("#")[0].strip() for block in blocks for line in block.splitlines())
+    return [line for line in lines if line]
+
+
+def _phony_targets() -> set[str]:
+    declared = re.findall(r"^\.PHONY:(.*)$", MAKEFILE, flags=re.M)
+    return {name for line in declared for name in line.split()}
+
+
+def test_readme_is_at_most_90_lines():
+    assert len(README.splitlines()) <= 90
+
+
+def test_readme_shows_the_clone_and_the_two_commands():
+    commands = _code_lines(README, "bash")
+    clones = [line for line in commands if line.startswith("git clone ")]
+    assert len(clones) == 1, commands
+    # the clone line fetches the configured repository (the one launch buttons use)
+    assert clones[0].split()[2].removesuffix(".git") == URL
+    assert "make book" in commands and "make test" in commands
+
+
+def test_readme_image_is_a_committed_png_under_300_kb():
+    images = re.findall(r"!\[([^\]]*)\]\(([^)\s]+)\)", README)
+    assert images, "README shows a page of the book"
+    for alt, target in images:
+        assert alt.strip(), f"{target}: alt text"
+        path = (ROOT / target).resolve()
+        assert path.is_relative_to(ROOT) and path.is_file(), target
+        data = path.read_bytes()
+        assert data.startswith(PNG_SIGNATURE), f"{target} is not a PNG"
+        assert len(data) <= 300 * 1024, f"{target}: {len(data)} bytes"
+        # the PNG header's width: a page as a reader sees it at 1280 px
+        assert int.from_bytes(data[16:20], "big") == 1280, target
+
+
+def test_readme_points_only_inside_the_repository():
+    for url in re.findall(r"[a-z][a-z+.-]*://[^\s)`>\]]+", README):
+        assert url.removesuffix(".git") == URL, url
+    for target in re.findall(r"\]\(([^)\s]+)\)", README):
+        assert (ROOT / target).resolve().is_relative_to(ROOT), target
+        assert (ROOT / target).exists(), target
+    for name in re.findall(r"`([\w./-]+\.(?:md|yml|cff|txt|png))`", README):
+        assert (ROOT / name).exists(), name
+
+
+def test_readme_routes_read_run_teach_and_links():
+    for route in ("**Read**", "**Run**", "**Teach**"):
+        assert route in README, route
+    for name in ("CONTRIBUTING.md", "instructors.md", "LICENSE", "CITATION.cff"):
+        assert name in README, name
+    assert "repository.branch" in README and "make notebooks" in README
+
+
+def test_every_phony_target_has_a_rule_and_a_help_line():
+    phony = _phony_targets()
+    assert "help" in phony
+    for target in phony:
+        assert re.search(rf"^{re.escape(target)}:", MAKEFILE, flags=re.M), f"no rule for {target}"
+    documented = re.findall(r"^## ([a-z-]+): \S", MAKEFILE, flags=re.M)
+    assert len(documented) == len(set(documented)), "one help line per target"
+    assert set(documented) == phony
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_help_lists_every_phony_target():
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    lines = result.stdout.splitlines()
+    listed = [line.split()[0] for line in lines]
+    assert sorted(listed) == sorted(_phony_targets())
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines), "each target with its line"
