@@ -7,6 +7,7 @@ CONTRIBUTING.md, and every make target says what it does in `make help`.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text()
 MAKEFILE = (ROOT / "Makefile").read_text()
 URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 
@@ -99,3 +101,57 @@ def test_make_help_lists_every_phony_target():
     listed = [line.split()[0] for line in lines]
     assert sorted(listed) == sorted(_phony_targets())
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines), "each target with its line"
+
+
+def _sections(markdown: str) -> list[str]:
+    return re.findall(r"^## (.+)$", markdown, flags=re.M)
+
+
+def test_contributing_has_the_four_sections_in_order():
+    wanted = ["Build and test", "Adding a chapter", "Adding a posenc function", "Performance"]
+    assert [title for title in _sections(CONTRIBUTING) if title in wanted] == wanted
+
+
+def _section(title: str) -> str:
+    return re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", CONTRIBUTING, flags=re.M | re.S).group(1)
+
+
+def test_contributing_build_and_test_holds_what_left_the_readme():
+    text = _section("Build and test")
+    for fact in (
+        "requirements.txt", "requirements-dev.txt", ".venv/", ".venv-reader/", "posenc-reader",
+        "3.10", "venv", "chromium-driver", "npm", "axe-core", "texlive-xetex", "latexmk", "xindy",
+        "_build/test-logs/", "wall time", "make colab-cell", "repository.branch", "make test-binder-fresh",
+    ):  # fmt: skip
+        assert fact in text, fact
+
+
+def test_contributing_lists_every_stage_of_make_test():
+    spec = importlib.util.spec_from_file_location("run_tests", ROOT / "scripts" / "run_tests.py")
+    run_tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_tests)
+    table = _section("Build and test")
+    for stage in run_tests.STAGES:
+        assert f"`{stage.target}`" in table, stage.target
+
+
+def test_contributing_says_how_to_add_a_posenc_function():
+    text = _section("Adding a posenc function")
+    for fact in (
+        "posenc/__init__.py", "posenc/reference.py", "literalinclude", "posenc/_validation.py",
+        "ValueError", "TypeError", "tests/test_<module>.py", "tests/test_input_contract.py",
+        "tests/test_reference.py", "api.md", "docstring",
+    ):  # fmt: skip
+        assert fact in text, fact
+
+
+def test_contributing_performance_names_the_benchmark_the_threads_and_the_rule():
+    text = _section("Performance")
+    for fact in (
+        "make bench",
+        "within one run",
+        "set_num_threads",
+        "POSENC_NUM_THREADS",
+        "one-CPU benchmark",
+    ):
+        assert fact in text, fact
