@@ -155,3 +155,10 @@ def test_contributing_performance_names_the_benchmark_the_threads_and_the_rule()
         "one-CPU benchmark",
     ):
         assert fact in text, fact
+
+
+def test_api_page_names_the_thread_knob_and_no_kept_state():
+    api = (ROOT / "api.md").read_text()
+    assert "posenc.set_num_threads(n)" in api and "POSENC_NUM_THREADS" in api
+    for internal in ("worker threads", "keeps the phases", "last eight", "sched_setaffinity"):
+        assert internal not in api, internal
