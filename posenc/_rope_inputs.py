@@ -1,15 +1,15 @@
 """The checked rotation shared by the RoPE functions (1-D, N-D and M-RoPE).
 
 Their position checks (per-sequence ids of any shape, the token axis never broadcast) are
-``as_position_values`` and ``check_token_shape`` in ``_validation``.
+``as_positions`` and ``check_token_shape`` in ``_arrays``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._arrays import all_finite, as_real_array, check_finite_result
 from ._rotate import rotate_pairs
-from ._validation import _all_finite, as_real_array, check_finite_result
 
 
 def rotate_checked(
@@ -30,7 +30,7 @@ def rotate_checked(
         out = np.empty(arr.shape, dtype=arr.dtype)
         out[..., rot:] = arr[..., rot:]
         out[..., :rot], finite = rotate_pairs(arr[..., :rot], phase, layout, arr.dtype)
-        finite = finite and _all_finite(out[..., rot:])
+        finite = finite and all_finite(out[..., rot:])
     if not finite:
         as_real_array(arr, "x", min_ndim=2, keep_float_dtype=True)  # raises if x is not finite
         check_finite_result(

@@ -1,8 +1,10 @@
-"""Input checks shared by the posenc modules.
+"""Internal: shared by the posenc modules. Checks of scalar arguments and the documented limits.
 
-Every public function validates its arguments with these helpers so that bad input fails
-early with a message naming the argument and what was expected, instead of producing a
-silently wrong array or a NaN.
+Sizes, widths, integers, real numbers, positions given one at a time, choices among
+strings, bools, seeds and float dtypes: every public function checks its scalar
+arguments with these, so that bad input fails early with a message naming the argument
+and what was expected, instead of producing a silently wrong array or a NaN. Array
+arguments are converted and checked by ``posenc._arrays``.
 """
 
 from __future__ import annotations
@@ -12,10 +14,6 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
-
-# Largest integer magnitude that float64 represents exactly; integer positions beyond it
-# would be rounded when the angle is formed.
-MAX_EXACT_INTEGER = 2**53
 
 # Documented limits, enforced by the helpers below (every public function of the encoding
 # modules goes through them):
@@ -308,176 +306,6 @@ def check_position(value: object, name: str) -> float:
     return value
 
 
-def is_integer_dtype(dtype: object) -> bool:
-    """Whether ``dtype`` holds signed or unsigned integers (bools and timedelta64 do not).
-
-    numpy files ``timedelta64`` under ``np.integer``; a duration is not a number here.
-    """
-    return np.dtype(dtype).kind in "iu"
-
-
-def is_real_dtype(dtype: object) -> bool:
-    """Whether ``dtype`` holds real numbers: integers or floats (bools, complex, timedelta64 do not)."""
-    return np.dtype(dtype).kind in "iuf"
-
-
-def _asarray(value: object, name: str) -> np.ndarray:
-    # np.asarray with a message naming the argument for ragged or unconvertible input.
-    try:
-        return np.asarray(value)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise TypeError(f"{name} must be an array-like of numbers with a regular shape ({exc})") from None
-
-
-def _real_dtype_or_raise(arr: np.ndarray, name: str, what: str) -> None:
-    # Real means integer or floating; bool, complex, strings and objects are refused.
-    if not is_real_dtype(arr.dtype):
-        kind = "complex" if np.issubdtype(arr.dtype, np.complexfloating) else str(arr.dtype)
-        raise TypeError(f"{name} must {what}, got dtype {kind}")
-
-
-def _all_finite(arr: np.ndarray) -> bool:
-    # min and max propagate NaN and expose infinities: two passes, no temporary array.
-    if arr.size == 0 or not np.issubdtype(arr.dtype, np.floating):
-        return True
-    return bool(np.isfinite(arr.min()) and np.isfinite(arr.max()))
-
-
-def as_positions(
-    positions: object, name: str = "positions", *, per_position: int = 0, what: str = ""
-) -> np.ndarray:
-    """Turn ``positions`` into a 1-D float64 array of finite positions.
-
-    An integer ``L`` means the positions ``0, 1, ..., L-1`` (``1 <= L <= 2**28``). With
-    ``per_position``, the caller's array of ``len(positions) * per_position`` entries
-    (``what``, for the message) is checked by :func:`check_size`, for an ``int`` before
-    ``arange(L)`` is formed. A
-    sequence or array (list, tuple, numpy array of an integer or floating dtype) is taken
-    as it is: non-empty, 1-D, real values with ``|p| <= 2**53`` (negative and non-integer
-    allowed). Integer positions are converted to float64 directly, never through int32 or
-    float32. Bools, complex numbers, strings, NaN, infinities and magnitudes above 2**53
-    (integers or floats) raise ``TypeError``/``ValueError`` naming ``name``.
-    """
-    if isinstance(positions, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int length or a 1-D array of positions, got a bool")
-    if type(positions) is int or isinstance(positions, numbers.Integral):  # an exact int skips the ABC check
-        length = check_positive_int(positions, name, MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
-        if per_position:
-            check_size((length, per_position), what)
-        return np.arange(length, dtype=np.float64)
-    if isinstance(positions, numbers.Number):
-        raise TypeError(
-            f"{name} must be an int length or a 1-D array of positions, got the scalar {positions!r}; "
-            "wrap a single position in a list"
-        )
-    arr = _asarray(positions, name)
-    _real_dtype_or_raise(arr, name, "hold real numbers")
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if per_position:
-        check_size((arr.size, per_position), what)
-    return as_position_values(arr, name)
-
-
-def as_real_array(
-    value: object,
-    name: str,
-    *,
-    ndim: int | None = None,
-    min_ndim: int | None = None,
-    nonempty: bool = True,
-    finite: bool = True,
-    keep_float_dtype: bool = False,
-) -> np.ndarray:
-    """Return ``value`` (an array-like of real numbers) as a float array, checked.
-
-    Integer input is promoted to float64 (never computed in a small integer type); float
-    input becomes float64, or keeps its float dtype with ``keep_float_dtype``. Bool,
-    complex, string and object input raise ``TypeError``; a wrong number of dimensions,
-    an empty array (with ``nonempty``) or NaN/infinity (with ``finite``) raise
-    ``ValueError``; every message names ``name``.
-    """
-    arr = _asarray(value, name)
-    _real_dtype_or_raise(arr, name, "be a real-valued array (integers or floats)")
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
-    if min_ndim is not None and arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
-    if nonempty and arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if is_integer_dtype(arr.dtype) or not keep_float_dtype:
-        arr = arr.astype(np.float64)
-    if finite and not _all_finite(arr):
-        raise ValueError(f"{name} must be finite, got NaN or infinity")
-    return arr
-
-
-def as_integer_array(
-    value: object, name: str, *, what: str = "integers", nonempty: bool = False
-) -> np.ndarray:
-    """Return ``value`` (an integer scalar or array-like of any shape) as a numpy integer array.
-
-    The integer dtype is kept (e.g. ``uint64``) and the magnitude is not limited: for
-    callers that only compare or clip the values. Floats (even ``3.0``), bools, complex
-    numbers, strings, objects (Python integers beyond the int64/uint64 range arrive as
-    objects) and ragged lists raise ``TypeError``; an empty array raises ``ValueError``
-    with ``nonempty``. Messages name ``name`` and say it must hold ``what``.
-    """
-    arr = _asarray(value, name)
-    if arr.size == 0 and isinstance(value, (list, tuple)):
-        arr = arr.astype(np.int64)  # numpy reads [] as float64; an empty list holds no non-integer
-    if arr.dtype == object:
-        raise TypeError(
-            f"{name} must hold {what}, got dtype object (integers beyond the int64/uint64 range, "
-            "or values of mixed types)"
-        )
-    if arr.dtype == np.bool_ or not is_integer_dtype(arr.dtype):
-        raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
-    if nonempty and arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    return arr
-
-
-def as_int_array(value: object, name: str, *, what: str = "integers", nonempty: bool = False) -> np.ndarray:
-    """Return ``value`` as an int64 array of any shape with entries of magnitude <= 2**53.
-
-    Types as :func:`as_integer_array` (floats, bools, complex numbers, strings and
-    objects raise ``TypeError``); larger magnitudes raise ``ValueError`` naming ``name``.
-    """
-    arr = as_integer_array(value, name, what=what, nonempty=nonempty)
-    if arr.size and (int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION):
-        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}")
-    return arr.astype(np.int64)
-
-
-def as_positive_vector(value: object, name: str, *, per: str | None = None) -> np.ndarray:
-    """Return ``value`` as a non-empty 1-D float64 array of finite values > 0.
-
-    For parameters given once per head, per frequency pair and so on (``per`` names the
-    unit in the message: ``per="head"`` reads "one finite value > 0 per head"). Accepts a
-    list, tuple or 1-D array of integers or floats. A scalar, another number of
-    dimensions, an empty array, NaN, infinities, zero and negative values raise
-    ``ValueError``; bools, complex numbers and strings ``TypeError``; all name ``name``.
-    """
-    arr = as_real_array(value, name, ndim=1)
-    if float(arr.min()) <= 0.0:
-        what = "finite values > 0" if per is None else f"one finite value > 0 per {per}"
-        raise ValueError(f"{name} must hold {what}, got {float(arr.min())!r}")
-    return arr
-
-
-def check_array(value: object, name: str, ndim: int | None = None, min_ndim: int | None = None) -> np.ndarray:
-    """Return ``value`` as a float array with the required number of dimensions."""
-    arr = _asarray(value, name)
-    if not is_real_dtype(arr.dtype):
-        raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
-    if min_ndim is not None and arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
-    return arr
-
-
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
 
 
@@ -508,79 +336,3 @@ def check_seed(value: object, name: str = "seed") -> int:
     if value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value}")
     return int(value)
-
-
-def check_finite_result(values: np.ndarray, message: str) -> np.ndarray:
-    """Return ``values`` if every entry is finite, else raise ``ValueError(message)``.
-
-    For results whose true value lies beyond the float64 range (about 1.8e308): the
-    message names the arguments responsible and their limit.
-    """
-    if not _all_finite(np.asarray(values)):
-        raise ValueError(message)
-    return values
-
-
-def as_offsets(k: object, name: str = "k") -> tuple[np.ndarray, bool]:
-    """Return ``k`` as a float64 array of finite offsets and whether it was a scalar.
-
-    A real scalar or a non-empty array-like of any shape: any finite float, integers up to
-    2**53 in magnitude; otherwise as :func:`as_position_values`.
-    """
-    return as_position_values(k, name, bounded=False), np.ndim(k) == 0
-
-
-def as_position_array(positions: object, name: str = "positions") -> np.ndarray:
-    """Like :func:`as_positions`, but an array may have any shape (e.g. ``(B, L)`` ids).
-
-    An ``int`` ``L`` still means ``0..L-1``; another scalar raises ``TypeError``. Arrays:
-    non-empty, real, finite, ``|p| <= 2**53``, returned as float64 of the same shape.
-    """
-    if isinstance(positions, (bool, np.bool_, numbers.Number)):
-        return as_positions(positions, name)  # an int L is 0..L-1; another scalar raises
-    arr = _asarray(positions, name)
-    if arr.ndim == 0:
-        raise TypeError(f"{name} must be an int length or an array of positions, got a 0-D array")
-    return as_position_values(arr, name)
-
-
-def as_position_values(value: object, name: str, *, bounded: bool = True) -> np.ndarray:
-    """``value`` as a float64 array of any shape: real, finite, non-empty, ``|p| <= 2**53``.
-
-    Integer positions are range-checked before the exact conversion to float64 (never
-    through int32 or float32); with ``bounded=False`` any finite float is allowed. Bools,
-    complex numbers, strings, objects, ragged lists, NaN and infinities raise
-    ``TypeError``/``ValueError`` naming ``name``.
-    """
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an array of real positions, got a bool")
-    arr = _asarray(value, name)
-    _real_dtype_or_raise(arr, name, "hold real numbers")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
-    if is_integer_dtype(arr.dtype):
-        if int(arr.min()) < -MAX_POSITION or int(arr.max()) > MAX_POSITION:
-            raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT} to be exact in float64")
-        return arr.astype(np.float64)
-    out = arr.astype(np.float64)
-    if not _all_finite(out):
-        raise ValueError(f"{name} must be finite, got NaN or infinity")
-    if bounded and (biggest := float(np.max(np.abs(out)))) > MAX_POSITION:
-        raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {biggest!r}")
-    return out
-
-
-def check_token_shape(shape: tuple[int, ...], name: str, target: tuple[int, ...]) -> None:
-    """Refuse a position shape that does not broadcast to ``target`` (= ``x.shape[:-1]``).
-
-    At least one axis, no more axes than ``target``, the last axis equal to the number of
-    tokens ``target[-1]``, every other axis 1 or equal to the matching axis of ``target``.
-    """
-    ok = 1 <= len(shape) <= len(target) and shape[-1] == target[-1]
-    ok = ok and all(n in (1, t) for n, t in zip(shape[::-1], target[::-1], strict=False))
-    if not ok:
-        raise ValueError(
-            f"{name} has shape {tuple(shape)} (position axes), which does not broadcast to "
-            f"x.shape[:-1] = {tuple(target)} with its last axis the {target[-1]} tokens; "
-            "use e.g. (L,), (B, 1, L) for x of shape (B, H, L, d), or (B, H, L)"
-        )

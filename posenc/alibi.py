@@ -24,13 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
-    check_bool,
-    check_choice,
-    check_positive_int,
-    check_query_key_lengths,
-    check_size,
-)
+from ._validation import check_bool, check_choice, check_positive_int, check_query_key_lengths, check_size
 
 __all__ = ["alibi_bias", "alibi_bias_key_form", "alibi_slopes"]
 

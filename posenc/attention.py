@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._arrays import as_real_array, is_integer_dtype, is_real_dtype
 from ._validation import (
-    as_real_array,
     check_bool,
     check_callable,
     check_finite_real,
@@ -22,8 +22,6 @@ from ._validation import (
     check_positive_real,
     check_query_key_lengths,
     check_size,
-    is_integer_dtype,
-    is_real_dtype,
 )
 
 # Step range of taylor_terms: the second difference divides by step**2, so a step far

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import _asarray
+from ._arrays import as_array
 
 __all__ = ["round_to_bfloat16"]
 
@@ -42,7 +42,7 @@ def round_to_bfloat16(x: object) -> np.ndarray:
     finite values of magnitude at least :math:`2^{127}(2 - 2^{-8})` become infinite, NaN
     stays NaN, signed zeros keep their sign.
     """
-    arr = _asarray(x, "x")
+    arr = as_array(x, "x")
     if arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     if arr.dtype != np.float32:

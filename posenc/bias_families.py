@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._arrays import as_positive_vector, as_real_array, check_finite_result
 from ._validation import (
-    as_positive_vector,
-    as_real_array,
     check_bool,
     check_callable,
     check_choice,
-    check_finite_result,
     check_positive_real,
     check_query_key_lengths,
     check_size,

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_real_array, check_size
+from ._arrays import as_real_array
+from ._validation import check_size
 
 __all__ = ["cope_positions"]
 

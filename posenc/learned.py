@@ -16,16 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
-    as_real_array,
-    check_choice,
-    check_finite_result,
-    check_length,
-    check_positive_real,
-    check_seed,
-    check_size,
-    check_width,
-)
+from ._arrays import as_real_array, check_finite_result
+from ._validation import check_choice, check_length, check_positive_real, check_seed, check_size, check_width
 from .sinusoidal import sinusoidal_encoding
 
 INITS = ("normal", "sinusoidal")

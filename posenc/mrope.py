@@ -22,16 +22,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._arrays import as_positions, as_real_array, check_token_shape
 from ._validation import (
-    as_position_values,
-    as_real_array,
     check_base,
     check_choice,
     check_int,
     check_int_sequence,
     check_positive_int,
     check_size,
-    check_token_shape,
     check_width,
 )
 from .rope_nd import ROPE_LAYOUTS, apply_rope_nd
@@ -87,7 +85,7 @@ def apply_mrope(
     base = check_base(base)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     s_t, s_h, _ = _sections(mrope_section, d // 2)
-    pos = as_position_values(positions, "positions")
+    pos = as_positions(positions, "positions", allow_length=False, any_shape=True)
     if pos.ndim < 2 or pos.shape[0] != 3:
         raise ValueError(
             f"positions must have shape (3, ..., L) (temporal, height, width ids), got {pos.shape}"

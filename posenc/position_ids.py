@@ -23,7 +23,8 @@ import numbers
 
 import numpy as np
 
-from ._validation import MAX_ELEMENTS, MAX_ELEMENTS_TEXT, _asarray, check_size, is_integer_dtype
+from ._arrays import as_array, is_integer_dtype
+from ._validation import MAX_ELEMENTS, MAX_ELEMENTS_TEXT, check_size
 
 __all__ = ["packed_position_ids", "position_ids_from_mask"]
 
@@ -62,7 +63,7 @@ def position_ids_from_mask(attention_mask: object) -> np.ndarray:
             "attention_mask must be an array of 0/1 values with the sequence on the last axis, "
             f"got the scalar {attention_mask!r}"
         )
-    mask = _asarray(attention_mask, "attention_mask")
+    mask = as_array(attention_mask, "attention_mask")
     if mask.size == 0 and isinstance(attention_mask, (list, tuple)):
         mask = mask.astype(np.int64)  # numpy reads [] as float64: report the empty axis instead
     if mask.dtype != np.bool_ and (mask.dtype == object or not is_integer_dtype(mask.dtype)):
@@ -104,7 +105,7 @@ def packed_position_ids(lengths: object) -> np.ndarray:
             f"lengths must be a 1-D array-like of positive integers, got the scalar {lengths!r}; "
             "wrap a single length in a list"
         )
-    arr = _asarray(lengths, "lengths")
+    arr = as_array(lengths, "lengths")
     if arr.size == 0:
         raise ValueError("lengths must not be empty")
     if isinstance(lengths, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in lengths):

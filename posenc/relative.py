@@ -30,13 +30,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._arrays import as_integer_array, as_real_array, check_finite_result
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    as_integer_array,
-    as_real_array,
     check_bool,
-    check_finite_result,
     check_int,
     check_length,
     check_offset_int,

@@ -37,24 +37,20 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._arrays import as_positions, as_real_array, check_finite_result, check_token_shape
 from ._kept_phases import rope_phases
 from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    as_position_values,
-    as_positions,
-    as_real_array,
     check_base,
     check_bool,
     check_choice,
-    check_finite_result,
     check_position,
     check_positive_int,
     check_positive_real,
     check_size,
-    check_token_shape,
     check_width,
 )
 from .rope_scaling import rope_type_of, scaled_frequencies
@@ -199,7 +195,7 @@ def _positions(positions: object, target: tuple[int, ...]) -> np.ndarray:
     if isinstance(positions, (numbers.Number, np.generic, np.ndarray)) and np.ndim(positions) == 0:
         pos = as_positions(positions)  # an int L means 0..L-1; other scalars are refused
     else:
-        pos = as_position_values(positions, "positions")
+        pos = as_positions(positions, "positions", allow_length=False, any_shape=True)
     if pos.ndim >= 2:
         check_token_shape(pos.shape, "positions", target)
     elif pos.size != length:

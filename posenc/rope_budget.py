@@ -27,14 +27,8 @@ import numbers
 
 import numpy as np
 
-from ._validation import (
-    as_positions,
-    check_base,
-    check_finite_real,
-    check_positive_int,
-    check_positive_real,
-    check_width,
-)
+from ._arrays import as_positions
+from ._validation import check_base, check_finite_real, check_positive_int, check_positive_real, check_width
 from .sinusoidal import frequencies
 
 __all__ = ["critical_dimension", "long_term_similarity", "min_base_for_context", "p_rope_frequencies"]

@@ -23,18 +23,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._arrays import as_positions, as_real_array, check_token_shape
 from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
     MAX_D_MODEL,
     MAX_D_MODEL_TEXT,
-    as_position_values,
-    as_real_array,
     check_base,
     check_choice,
     check_positive_int,
     check_size,
-    check_token_shape,
     check_width,
 )
 from .sinusoidal import frequencies
@@ -97,7 +95,7 @@ def apply_rope_nd(
         raise ValueError(f"freqs must have shape (n_axes, d_head/2) = (n_axes, {d // 2}), got {f.shape}")
     if f.shape[0] > MAX_D_MODEL:
         raise ValueError(f"freqs must have at most {MAX_D_MODEL_TEXT} rows (axes), got {f.shape[0]}")
-    c = as_position_values(coords, "coords")
+    c = as_positions(coords, "coords", allow_length=False, any_shape=True)
     if c.ndim < 2 or c.shape[-1] != f.shape[0]:
         raise ValueError(
             f"coords must have shape (..., L, n_axes) with n_axes = freqs.shape[0] = {f.shape[0]}, "

@@ -15,11 +15,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._arrays import as_array, as_positive_vector
 from ._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    _asarray,
-    as_positive_vector,
     check_base,
     check_bool,
     check_finite_real,
@@ -196,7 +195,7 @@ def _llama3(inv: np.ndarray, scaling: Mapping) -> np.ndarray:
 
 def _factor_list(scaling: Mapping, key: str, half: int) -> np.ndarray:
     """``scaling[key]``: ``half`` finite positive reals (a list, tuple or 1-D array)."""
-    if isinstance(scaling[key], (str, bytes)) or _asarray(scaling[key], _key(key)).ndim == 0:
+    if isinstance(scaling[key], (str, bytes)) or as_array(scaling[key], _key(key)).ndim == 0:
         raise TypeError(f"{_key(key)} must be a list of {half} positive numbers, got {scaling[key]!r}")
     values = as_positive_vector(scaling[key], _key(key), per="pair")
     if values.size != half:

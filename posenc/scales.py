@@ -28,12 +28,11 @@ import numbers
 
 import numpy as np
 
+from ._arrays import as_positions, check_finite_result
 from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
-    as_position_array,
     check_finite_real,
-    check_finite_result,
     check_positive_int,
     check_positive_real,
     check_size,
@@ -75,7 +74,7 @@ def attention_temperature(
     infinities, negative positions and results beyond the float64 range raise
     ``TypeError``/``ValueError`` naming the argument.
     """
-    p = as_position_array(positions, "positions")
+    p = as_positions(positions, "positions", any_shape=True)
     floor_scale = check_positive_real(floor_scale, "floor_scale")
     attn_scale = check_finite_real(attn_scale, "attn_scale")
     if float(p.min()) < 0.0:
@@ -156,7 +155,7 @@ def xpos_scale(positions: object, d_head: int, *, gamma: float = 0.4, scale_base
         check_size((length, d // 2), "the scale (positions, d_head/2)")
         p, p_max = None, float(length - 1)
     else:
-        p = as_position_array(positions, "positions")
+        p = as_positions(positions, "positions", any_shape=True)
         check_size((*p.shape, d // 2), "the scale (positions.shape + (d_head/2,))")
         p_max = float(np.max(np.abs(p)))
     gamma = check_positive_real(gamma, "gamma")

@@ -21,13 +21,12 @@ import numbers
 
 import numpy as np
 
+from ._arrays import as_positions, as_real_array
 from ._exact import correctly_rounded_frequencies, correctly_rounded_wavelengths
 from ._table import fill
 from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
-    as_positions,
-    as_real_array,
     check_base,
     check_choice,
     check_float_dtype,

@@ -18,7 +18,7 @@ import sympy as sp
 import posenc
 import posenc.exercises
 from posenc import symbolic
-from posenc._validation import is_integer_dtype, is_real_dtype
+from posenc._arrays import is_integer_dtype, is_real_dtype
 from posenc.analysis import functional_equation_residual, random_attention_stack
 
 DURATIONS = np.array([1, 2], dtype="timedelta64[s]")

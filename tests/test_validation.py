@@ -431,7 +431,7 @@ def test_check_callable_refuses_non_callables(value):
     ],
 )
 def test_as_integer_array_keeps_integer_dtype_and_magnitude(value, dtype):
-    from posenc._validation import as_integer_array
+    from posenc._arrays import as_integer_array
 
     got = as_integer_array(value, "widget")
     assert got.dtype == dtype
@@ -439,7 +439,7 @@ def test_as_integer_array_keeps_integer_dtype_and_magnitude(value, dtype):
 
 
 def test_as_integer_array_empty_only_without_nonempty():
-    from posenc._validation import as_integer_array
+    from posenc._arrays import as_integer_array
 
     assert as_integer_array(np.zeros(0, dtype=np.int64), "widget").shape == (0,)
     with pytest.raises(ValueError, match="widget must not be empty"):
@@ -460,28 +460,63 @@ def test_as_integer_array_empty_only_without_nonempty():
     ],
 )
 def test_as_integer_array_refuses_non_integers(value):
-    from posenc._validation import as_integer_array
+    from posenc._arrays import as_integer_array
 
     with pytest.raises(TypeError, match="widget must hold gadget ids"):
         as_integer_array(value, "widget", what="gadget ids")
 
 
 def test_as_integer_array_refuses_ragged_lists():
-    from posenc._validation import as_integer_array
+    from posenc._arrays import as_integer_array
 
     with pytest.raises(TypeError, match="widget must be an array-like of numbers with a regular shape"):
         as_integer_array([[1, 2], [3]], "widget")
 
 
-def test_as_int_array_limits_magnitude_to_2_53():
-    from posenc._validation import as_int_array
+def test_as_integer_array_bounded_limits_magnitude_to_2_53():
+    from posenc._arrays import as_integer_array
 
-    got = as_int_array(np.array([2**53, -(2**53)], dtype=np.int64), "widget")
+    got = as_integer_array(np.array([2**53, -(2**53)], dtype=np.int64), "widget", bounded=True)
     assert got.dtype == np.int64 and got.tolist() == [2**53, -(2**53)]
-    assert as_int_array(np.array([3], dtype=np.uint8), "widget").dtype == np.int64
+    assert as_integer_array(np.array([3], dtype=np.uint8), "widget", bounded=True).dtype == np.int64
     for bad in ([2**53 + 1], np.array([2**63], dtype=np.uint64)):
         with pytest.raises(ValueError, match=r"widget must have magnitude at most 2\*\*53"):
-            as_int_array(bad, "widget")
+            as_integer_array(bad, "widget", bounded=True)
+
+
+def test_as_positions_one_d_by_default_any_shape_on_request():
+    from posenc._arrays import as_positions
+
+    assert as_positions(3).tolist() == [0.0, 1.0, 2.0]  # an int L is 0..L-1
+    assert as_positions(np.array([[1, 2]]), any_shape=True).tolist() == [[1.0, 2.0]]
+    assert as_positions(4, any_shape=True).tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"widget must be 1-D, got shape \(1, 2\)"):
+        as_positions([[1, 2]], "widget")
+    with pytest.raises(TypeError, match="widget must be an int length or an array of positions, got a 0-D"):
+        as_positions(np.array(2.0), "widget", any_shape=True)
+    with pytest.raises(TypeError, match="wrap a single position in a list"):
+        as_positions(2.5, "widget", any_shape=True)
+
+
+def test_as_positions_without_length_takes_a_scalar_as_one_position():
+    from posenc._arrays import as_positions
+
+    got = as_positions(3, "widget", allow_length=False, any_shape=True)
+    assert got.shape == () and got == 3.0  # one position, not 0..2
+    with pytest.raises(TypeError, match="widget must be an array of real positions, got a bool"):
+        as_positions(True, "widget", allow_length=False, any_shape=True)
+    with pytest.raises(TypeError, match="widget must be an int length or a 1-D array of positions, got a b"):
+        as_positions(True, "widget")
+
+
+def test_as_positions_bounded_only_by_default():
+    from posenc._arrays import as_positions
+
+    with pytest.raises(ValueError, match=r"widget must have magnitude at most 2\*\*53, got 1e\+300"):
+        as_positions([1e300], "widget")
+    assert as_positions([1e300], "widget", bounded=False).tolist() == [1e300]
+    with pytest.raises(ValueError, match=r"widget must have magnitude at most 2\*\*53 to be exact"):
+        as_positions([2**53 + 1], "widget", bounded=False)  # integers are always range-checked
 
 
 @pytest.mark.parametrize(
@@ -489,7 +524,7 @@ def test_as_int_array_limits_magnitude_to_2_53():
     [([1, 2.5], [1.0, 2.5]), ((3,), [3.0]), (np.array([0.25, 4.0], dtype=np.float32), [0.25, 4.0])],
 )
 def test_as_positive_vector_accepts_positive_finite_vectors(value, expected):
-    from posenc._validation import as_positive_vector
+    from posenc._arrays import as_positive_vector
 
     got = as_positive_vector(value, "widget")
     assert got.dtype == np.float64 and got.shape == (len(expected),)
@@ -514,14 +549,14 @@ def test_as_positive_vector_accepts_positive_finite_vectors(value, expected):
     ],
 )
 def test_as_positive_vector_refusals_name_the_argument(value, exc):
-    from posenc._validation import as_positive_vector
+    from posenc._arrays import as_positive_vector
 
     with pytest.raises(exc, match="widget"):
         as_positive_vector(value, "widget")
 
 
 def test_as_positive_vector_message_names_the_unit():
-    from posenc._validation import as_positive_vector
+    from posenc._arrays import as_positive_vector
 
     with pytest.raises(ValueError, match=r"widget must hold one finite value > 0 per gadget, got -1\.0"):
         as_positive_vector([2.0, -1.0], "widget", per="gadget")

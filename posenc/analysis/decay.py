@@ -44,8 +44,9 @@ import math
 
 import numpy as np
 
+from .._arrays import as_offsets, check_finite_result
 from .._exact import cos_sum, exact_quotient, split, two_product
-from .._validation import MAX_EXACT_INTEGER, as_offsets, check_base, check_finite_result, check_width
+from .._validation import MAX_POSITION, check_base, check_width
 from .special import (
     EULER_GAMMA,
     SERIES_MAX,
@@ -63,7 +64,7 @@ MAX_TERMS_TEXT = "2**27"
 
 def _check_quotient_range(arr: np.ndarray, name: str = "k") -> None:
     # k/b is carried as quotient + remainder (about 106 bits): exact enough for |k| <= 2**53.
-    if float(np.max(np.abs(arr))) > MAX_EXACT_INTEGER:
+    if float(np.max(np.abs(arr))) > MAX_POSITION:
         raise ValueError(
             f"{name} must have magnitude at most 2**53 here (k/base is reduced to about 106 bits), "
             f"got {float(np.max(np.abs(arr)))!r}"

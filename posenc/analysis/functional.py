@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import as_int_array, as_real_array, check_callable, check_positive_real, check_size
+from .._arrays import as_integer_array, as_real_array
+from .._validation import check_callable, check_positive_real, check_size
 
 # |x| / period above this is refused: the spacing of float64 numbers there exceeds the
 # period / 2, so x does not determine its residue.
@@ -73,8 +74,8 @@ def functional_equation_residual(
     check_callable(phi, "phi", "on integer arrays")
     if period is not None:
         period = check_positive_real(period, "period")
-    mm = as_int_array(m, "m", what="integers (positions in Z)", nonempty=True)
-    nn = as_int_array(n, "n", what="integers (positions in Z)", nonempty=True)
+    mm = as_integer_array(m, "m", what="integers (positions in Z)", nonempty=True, bounded=True)
+    nn = as_integer_array(n, "n", what="integers (positions in Z)", nonempty=True, bounded=True)
     try:
         shape = np.broadcast_shapes(mm.shape, nn.shape)
     except ValueError as exc:

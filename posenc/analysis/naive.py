@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._arrays import as_real_array
 from .._validation import (
-    as_real_array,
     check_callable,
     check_choice,
     check_finite_real,

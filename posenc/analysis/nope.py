@@ -27,14 +27,8 @@ import numbers
 
 import numpy as np
 
-from .._validation import (
-    as_real_array,
-    check_bool,
-    check_nonnegative_real,
-    check_positive_int,
-    check_seed,
-    check_size,
-)
+from .._arrays import as_real_array
+from .._validation import check_bool, check_nonnegative_real, check_positive_int, check_seed, check_size
 from ..attention import attention
 from ..rope import apply_rope
 from .readout import PositionReadout

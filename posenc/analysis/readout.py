@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._arrays import as_real_array, check_finite_result
 from .._validation import (
-    as_real_array,
     check_bool,
     check_finite_real,
-    check_finite_result,
     check_length,
     check_nonnegative_real,
     check_positive_int,

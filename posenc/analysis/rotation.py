@@ -18,14 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (
-    as_real_array,
-    check_choice,
-    check_even_int,
-    check_int,
-    check_nonnegative_real,
-    check_size,
-)
+from .._arrays import as_real_array
+from .._validation import check_choice, check_even_int, check_int, check_nonnegative_real, check_size
 from ..sinusoidal import LAYOUTS
 
 STRUCTURES = ("full", "block")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_offsets
+from .._arrays import as_offsets
 
 EULER_GAMMA = 0.57721566490153286060651209008240243
 SERIES_MAX = 4.0  # |x| up to which Ci uses its power series; the continued fraction above

@@ -11,15 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import (
-    as_positions,
-    as_real_array,
-    check_base,
-    check_finite_real,
-    check_finite_result,
-    check_size,
-    check_width,
-)
+from .._arrays import as_positions, as_real_array, check_finite_result
+from .._validation import check_base, check_finite_real, check_size, check_width
 
 
 def dot_product_distance(pe: np.ndarray) -> np.ndarray:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._arrays import as_integer_array
 from .._validation import (
     MAX_POSITION,
     MAX_POSITION_TEXT,
-    as_int_array,
     check_int,
     check_length,
     check_positive_int,
@@ -59,7 +59,7 @@ def shifted_targets(tokens: np.ndarray, offset: int) -> np.ndarray:
 
 
 def check_tokens(tokens: object) -> np.ndarray:
-    arr = as_int_array(tokens, "tokens", what="integer token ids", nonempty=True)
+    arr = as_integer_array(tokens, "tokens", what="integer token ids", nonempty=True, bounded=True)
     if arr.ndim != 2:
         raise ValueError(f"tokens must be 2-D (n_seq, length), got shape {arr.shape}")
     if arr.min() < 0:

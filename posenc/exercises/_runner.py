@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import is_integer_dtype, is_real_dtype
+from .._arrays import is_integer_dtype, is_real_dtype
 
 
 class ExerciseError(AssertionError):

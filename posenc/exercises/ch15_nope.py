@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import is_integer_dtype
+from .._arrays import is_integer_dtype
 from ..scales import attention_temperature
 from ._runner import (
     ExerciseError,

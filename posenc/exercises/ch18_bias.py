@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._validation import is_real_dtype
+from .._arrays import is_real_dtype
 from ..alibi import alibi_slopes
 from ..bias_families import fire_bias, kerple_bias
 from ._runner import _call_case, _Case, _check_fn, _mistake_error, _mistakes, _run, _short_repr, _Variant
