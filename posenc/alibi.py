@@ -70,8 +70,12 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return np.concatenate([slopes, midpoints])
 
 
-def _query_key_positions(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(i_abs, j)``: int64 columns ``(q, 1)`` and rows ``(1, k)``, queries the last ``q`` of ``k``."""
+def query_key_positions(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(i_abs, j)``: int64 columns ``(q, 1)`` and rows ``(1, k)``, queries the last ``q`` of ``k``.
+
+    Internal (not in ``__all__``): shared with the KERPLE and FIRE biases of
+    ``posenc.bias_families``, which place their queries as :func:`alibi_bias` does.
+    """
     i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
     j = np.arange(k, dtype=np.int64)[None, :]
     return i_abs, j
@@ -102,7 +106,7 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     causal = check_bool(causal, "causal")
     check_size((n, q, k), "the bias (n_heads, q_len, k_len)")  # before the slopes are formed
     slopes = alibi_slopes(n)
-    i_abs, j = _query_key_positions(q, k)
+    i_abs, j = query_key_positions(q, k)
     neg_distance = -np.abs(i_abs - j)  # integer, so the diagonal is +0.0 after scaling
     bias = slopes[:, None, None] * neg_distance[None, :, :]
     if causal:

@@ -32,7 +32,7 @@ from ._validation import (
     check_query_key_lengths,
     check_size,
 )
-from .alibi import _query_key_positions
+from .alibi import query_key_positions
 
 __all__ = ["fire_bias", "kerple_bias"]
 
@@ -84,7 +84,7 @@ def kerple_bias(
     if kind == "power" and float(r2.max()) > 2.0:
         raise ValueError(f'r2 must satisfy 0 < r2 <= 2 for kind="power", got {float(r2.max())!r}')
     check_size((r1.size, q, k), "the bias (len(r1), q_len, k_len)")
-    i_abs, j = _query_key_positions(q, k)
+    i_abs, j = query_key_positions(q, k)
     delta = np.abs(i_abs - j).astype(np.float64)[None, :, :]
     with np.errstate(over="ignore"):
         if kind == "log":
@@ -149,7 +149,7 @@ def fire_bias(
     threshold = check_positive_real(threshold, "threshold")
     causal = check_bool(causal, "causal")
     check_size((q, k), "the distances (q_len, k_len)")
-    i_abs, j = _query_key_positions(q, k)
+    i_abs, j = query_key_positions(q, k)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         numerator = np.log1p(c * np.abs(i_abs - j).astype(np.float64))
         denominator = np.log1p(c * np.maximum(float(threshold), i_abs.astype(np.float64)))

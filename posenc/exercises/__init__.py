@@ -45,8 +45,9 @@ ALiBi slopes).
 Each checker is in the module of its chapter (``ch03_sinusoidal``, ``ch04_rotation``,
 ``ch08_learned``, ``ch09_rope``, ``ch10_relative``, ``ch11_alibi``, ``ch14_frequencies``, ``ch15_nope``,
 ``ch16_rope_nd``, ``ch17_inference``, ``ch18_bias``, ``ch19_faq``, ``chA_configs``) and they share
-``_runner`` (the error, the diagnosis of a result, the run loop and the mistake registry)
-and ``_angles`` (the tolerance and the float32 diagnosis of chapters 3 and 9).
+the internal modules ``_runner`` (the error, the diagnosis of a result, the run loop and
+the mistake registry) and ``_angles`` (the tolerance, the float32 diagnosis and plain RoPE
+of chapters 3, 9 and 17).
 
 ``KNOWN_MISTAKES`` lists, for each checker, the mistakes it recognises. It is built from
 the table each chapter module registers and its checker reports from (a checker can only
@@ -59,7 +60,7 @@ student edition) propagates unchanged.
 
 from __future__ import annotations
 
-from ._runner import _MISTAKES, RESULT_PROBLEMS, ExerciseError
+from ._runner import MISTAKE_TABLES, RESULT_PROBLEMS, ExerciseError
 from .ch03_sinusoidal import check_sinusoidal_encoding
 from .ch04_rotation import check_relative_position_matrix
 from .ch08_learned import check_learned_backward
@@ -110,5 +111,5 @@ __all__ = [
 # that the chapter modules register when imported above (in chapter order), the same tables
 # their checkers report from.
 KNOWN_MISTAKES: dict[str, tuple[str, ...]] = {
-    checker: tuple(m.name for m in table.values()) for checker, table in _MISTAKES.items()
+    checker: tuple(m.name for m in table.values()) for checker, table in MISTAKE_TABLES.items()
 }

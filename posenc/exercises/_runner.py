@@ -1,12 +1,14 @@
-"""What every exercise checker shares: the error, the diagnosis of a result, the run loop.
+"""Internal: shared by every exercise checker. The error, the diagnosis of a result, the run loop.
 
-:class:`ExerciseError` and ``RESULT_PROBLEMS`` (the problems with a result itself), the
-registry of the known mistakes of each checker (``_mistakes``, from which the package
-builds ``KNOWN_MISTAKES``), the diagnosis of an unusable result (the function raised,
+:class:`ExerciseError` and ``RESULT_PROBLEMS`` (the problems with a result itself, both
+exported by ``posenc.exercises``), the registry of the known mistakes of each checker
+(``register_mistakes``, from whose ``MISTAKE_TABLES`` the package builds
+``KNOWN_MISTAKES``), the diagnosis of an unusable result (the function raised,
 returned something that is not a numpy array, complex values, a non-numeric dtype, NaN or
-infinity, the wrong kind of number, the wrong shape) and ``_run``, which compares a
+infinity, the wrong kind of number, the wrong shape) and ``run_checker``, which compares a
 student's function with the reference on every input and names the problem, the known
-mistake, or the first failing input and the largest difference.
+mistake, or the first failing input and the largest difference. The other names are for
+the checker modules, not part of the public API.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ RESULT_PROBLEMS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class _Mistake:
+class Mistake:
     """A known mistake: its short name and the hint shown to the student."""
 
     name: str
@@ -56,10 +58,10 @@ class _Mistake:
 
 
 # checker name -> mistake key -> mistake; KNOWN_MISTAKES is built from this table
-_MISTAKES: dict[str, dict[str, _Mistake]] = {}
+MISTAKE_TABLES: dict[str, dict[str, Mistake]] = {}
 
 
-def _frequency_mistakes(angle: str, freq: str) -> dict[str, tuple[str, str]]:
+def frequency_mistakes(angle: str, freq: str) -> dict[str, tuple[str, str]]:
     """The mistakes shared by the checkers of rotation-based encodings, worded with their symbols.
 
     ``angle`` is the position symbol (``"k"``, ``"m"``) and ``freq`` the frequency
@@ -78,15 +80,15 @@ def _frequency_mistakes(angle: str, freq: str) -> dict[str, tuple[str, str]]:
     }
 
 
-def _mistakes(checker: str, **entries: tuple[str, str]) -> dict[str, _Mistake]:
+def register_mistakes(checker: str, **entries: tuple[str, str]) -> dict[str, Mistake]:
     """Register the known mistakes of ``checker`` (key -> (name, hint)) and return them."""
-    table = {key: _Mistake(name, hint) for key, (name, hint) in entries.items()}
-    _MISTAKES[checker] = table
+    table = {key: Mistake(name, hint) for key, (name, hint) in entries.items()}
+    MISTAKE_TABLES[checker] = table
     return table
 
 
-def _mistake_error(
-    label: str, table: Mapping[str, _Mistake], keys: Sequence[str], fmt: Mapping[str, str] | None = None
+def mistake_error(
+    label: str, table: Mapping[str, Mistake], keys: Sequence[str], fmt: Mapping[str, str] | None = None
 ) -> ExerciseError:
     """The error naming the known mistake(s) ``keys`` of ``table`` (a key not in it is a KeyError)."""
     found = [table[key] for key in keys]
@@ -103,13 +105,13 @@ def _mistake_error(
     )
 
 
-def _problem(message: str, problem: str) -> ExerciseError:
+def result_problem(message: str, problem: str) -> ExerciseError:
     assert problem in RESULT_PROBLEMS, problem
     return ExerciseError(message, mistake=problem)
 
 
 @dataclass(frozen=True)
-class _Case:
+class Case:
     """One input: positional/keyword arguments for the student's function and the reference output."""
 
     args: tuple
@@ -120,15 +122,15 @@ class _Case:
     large: bool = False  # positions beyond float32's exact integers: skipped when matching a mistake
 
 
-def _check_fn(checker: str, fn: object) -> None:
+def check_fn(checker: str, fn: object) -> None:
     if not callable(fn):
         raise TypeError(
             f"{checker}: the argument fn must be your function (a callable), got {type(fn).__name__} "
-            f"{_short_repr(fn)}; pass the function itself (e.g. my_function), not the result of a call"
+            f"{short_repr(fn)}; pass the function itself (e.g. my_function), not the result of a call"
         )
 
 
-def _short_repr(value: object, limit: int = 60) -> str:
+def short_repr(value: object, limit: int = 60) -> str:
     try:
         text = repr(value)
     except Exception:  # a broken __repr__
@@ -145,24 +147,24 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _call(fn: Callable, args: tuple, kwargs: dict, label: str, where: str) -> object:
+def call_student(fn: Callable, args: tuple, kwargs: dict, label: str, where: str) -> object:
     """``fn(*args, **kwargs)``; any exception but ``NotImplementedError`` becomes an ExerciseError."""
     try:
         return fn(*args, **kwargs)
     except (NotImplementedError, ExerciseError):  # a checker's own wrapper may diagnose the result
         raise
     except Exception as exc:  # the student's code failed: say how and where
-        raise _problem(
+        raise result_problem(
             f"{label} raised {_exception_text(exc)}\n  on input {where}", "raised an exception"
         ) from exc
 
 
-def _call_case(fn: Callable, case: _Case, label: str) -> object:
+def call_case(fn: Callable, case: Case, label: str) -> object:
     """Call ``fn`` on copies of the case's arrays and lists, so that the case survives a function
     writing to them (an ``mrope_section`` list reversed in place, say)."""
     args = tuple(_fresh(a) for a in case.args)
     kwargs = {k: _fresh(v) for k, v in case.kwargs.items()}
-    return _call(fn, args, kwargs, label, case.label)
+    return call_student(fn, args, kwargs, label, case.label)
 
 
 def _fresh(value: object) -> object:
@@ -174,7 +176,7 @@ def _fresh(value: object) -> object:
     return value
 
 
-def _describe_type(value: object) -> str:
+def describe_type(value: object) -> str:
     if value is None:
         return "None (is a return statement missing?)"
     if isinstance(value, (list, tuple)):
@@ -186,11 +188,11 @@ def _describe_type(value: object) -> str:
             return f"a {type(value).__name__} of length {len(value)}"
         return f"a {type(value).__name__} of length {len(value)} (shape {shape} as an array)"
     if isinstance(value, (bool, int, float, complex, np.generic)):
-        return f"a scalar of type {type(value).__name__} ({_short_repr(value)})"
+        return f"a scalar of type {type(value).__name__} ({short_repr(value)})"
     return f"an object of type {type(value).__name__}"
 
 
-def _check_plain_array(
+def check_plain_array(
     value: object, expected: np.ndarray, *, label: str, what: str, expect: str, on: str
 ) -> None:
     """Raise the ExerciseError for a result that is not a plain numpy array of a plausible size.
@@ -201,20 +203,22 @@ def _check_plain_array(
     """
     if not isinstance(value, np.ndarray):
         extra = " (wrap it in np.asarray(...) before returning)" if isinstance(value, (list, tuple)) else ""
-        raise _problem(f"{label}: {what} is {_describe_type(value)}; {expect}{extra}{on}", "not an array")
+        raise result_problem(
+            f"{label}: {what} is {describe_type(value)}; {expect}{extra}{on}", "not an array"
+        )
     if isinstance(value, np.ma.MaskedArray):
-        raise _problem(
+        raise result_problem(
             f"{label}: {what} is a masked array; {expect}. Return a plain array (e.g. "
             f"value.filled(...) once every entry has a value){on}",
             "not an array",
         )
     if value.size > max(16 * expected.size, 1 << 20):
-        raise _problem(
+        raise result_problem(
             f"{label}: {what} has shape {value.shape} ({value.size} entries); {expect}{on}", "wrong shape"
         )
 
 
-def _result_array(
+def result_array(
     value: object, expected: np.ndarray, *, label: str, what: str, where: str, kind: str, tol: float
 ) -> np.ndarray:
     """Check that ``value`` is a usable result and return it as float64 (``kind="float"``) or int64.
@@ -226,7 +230,7 @@ def _result_array(
     want = "float64" if kind == "float" else "integer (e.g. int64)"
     expect = f"expected a numpy array of shape {expected.shape} and dtype {want}"
     on = f"\n  on input {where}"
-    _check_plain_array(value, expected, label=label, what=what, expect=expect, on=on)
+    check_plain_array(value, expected, label=label, what=what, expect=expect, on=on)
     dtype = value.dtype
     if np.issubdtype(dtype, np.complexfloating):
         with np.errstate(all="ignore"):
@@ -236,14 +240,14 @@ def _result_array(
             if imag == 0.0
             else f"imaginary parts up to {imag:.3g}"
         )
-        raise _problem(
+        raise result_problem(
             f"{label}: {what} has complex values (dtype {dtype}; {part}); {expect}. Return a real "
             f"array (if you computed with complex numbers z, write z.real and z.imag into real "
             f"coordinates){on}",
             "complex values",
         )
     if not is_real_dtype(dtype):
-        raise _problem(
+        raise result_problem(
             f"{label}: {what} has dtype {dtype}, which does not hold numbers; {expect}"
             + (" (an object array often comes from np.array of a ragged list)" if dtype.kind == "O" else "")
             + on,
@@ -255,20 +259,20 @@ def _result_array(
             n_nan = int(np.count_nonzero(np.isnan(value)))
             n_inf = int(value.size - np.count_nonzero(finite) - n_nan)
             first = tuple(int(i) for i in np.argwhere(~finite)[0])
-            raise _problem(
+            raise result_problem(
                 f"{label}: {what} contains {n_nan} NaN and {n_inf} infinite values (the first at index "
                 f"{first}); every value of the reference is finite{on}",
                 "NaN or infinity",
             )
     if kind == "float":
         if is_integer_dtype(dtype):
-            raise _problem(
+            raise result_problem(
                 f"{label}: {what} has the integer dtype {dtype}; {expect}. An integer array truncates "
                 f"every value written into it: create it with dtype=np.float64{on}",
                 "wrong dtype",
             )
         if dtype.itemsize < 8:
-            raise _problem(
+            raise result_problem(
                 f"{label}: {what} has dtype {dtype}; {expect}. {dtype} keeps about "
                 f"{np.finfo(dtype).precision} significant digits, too few for the check's tolerance "
                 f"({tol:.1g}): compute and return float64{on}",
@@ -276,7 +280,7 @@ def _result_array(
             )
         return np.asarray(value, dtype=np.float64)
     if not is_integer_dtype(dtype):
-        raise _problem(
+        raise result_problem(
             f"{label}: {what} has dtype {dtype}; {expect}. Indices (buckets, position "
             f"ids) select rows of tables, so they are integers: convert with .astype(np.int64){on}",
             "wrong dtype",
@@ -284,7 +288,7 @@ def _result_array(
     return np.asarray(value, dtype=np.int64)
 
 
-def _close(
+def is_close(
     got: np.ndarray, expected: object, tol: float, *, exact: bool = False, relative: bool = False
 ) -> bool:
     expected = np.asarray(expected)
@@ -299,14 +303,16 @@ def _close(
         return bool(np.all(diff <= tol))  # False on NaN
 
 
-def _wrong_shape(label: str, what: str, got: np.ndarray, expected: np.ndarray, shape_doc: str, where: str):
-    return _problem(
+def wrong_shape_error(
+    label: str, what: str, got: np.ndarray, expected: np.ndarray, shape_doc: str, where: str
+):
+    return result_problem(
         f"{label}: {what} has shape {got.shape}, expected {expected.shape}{shape_doc}\n  on input {where}",
         "wrong shape",
     )
 
 
-def _error(got: np.ndarray, expected: np.ndarray, *, relative: bool = False) -> str:
+def largest_difference(got: np.ndarray, expected: np.ndarray, *, relative: bool = False) -> str:
     with np.errstate(all="ignore"):
         diff = np.abs(got - expected)
         if relative:
@@ -319,20 +325,20 @@ def _error(got: np.ndarray, expected: np.ndarray, *, relative: bool = False) -> 
 
 
 @dataclass(frozen=True)
-class _Variant:
+class Variant:
     """A known mistake (or combination): ``compute(case)`` is the wrong output it produces on ``case``."""
 
     keys: tuple[str, ...]
-    compute: Callable[[_Case], np.ndarray]
+    compute: Callable[[Case], np.ndarray]
 
 
-def _run(
+def run_checker(
     checker: str,
     label: str,
     fn: Callable,
-    cases: Sequence[_Case],
-    table: Mapping[str, _Mistake],
-    variants: Sequence[_Variant],
+    cases: Sequence[Case],
+    table: Mapping[str, Mistake],
+    variants: Sequence[Variant],
     *,
     kind: str = "float",
     exact: bool = False,
@@ -343,21 +349,21 @@ def _run(
     extra_diagnosis: Callable[[list[np.ndarray]], tuple[str, ...] | None] | None = None,
 ) -> str:
     """Compare ``fn`` with the reference on ``cases``; diagnose and raise on a mismatch."""
-    _check_fn(checker, fn)
+    check_fn(checker, fn)
     unknown = {key for variant in variants for key in variant.keys} - set(table)
     if unknown:  # a variant may only report a mistake of the checker's table
         raise RuntimeError(f"{checker}: variants report unregistered mistakes {sorted(unknown)}")
     outputs = []
     for case in cases:
         expected = np.asarray(case.expected)
-        value = _call_case(fn, case, label)
+        value = call_case(fn, case, label)
         outputs.append(
-            _result_array(
+            result_array(
                 value, expected, label=label, what="the result", where=case.label, kind=kind, tol=case.tol
             )
         )
     ok = [
-        _close(out, case.expected, case.tol, exact=exact, relative=relative)
+        is_close(out, case.expected, case.tol, exact=exact, relative=relative)
         for out, case in zip(outputs, cases, strict=True)
     ]
     if all(ok):
@@ -366,24 +372,24 @@ def _run(
     # (e.g. p / w_i) can be far larger than the reference's, and so is their rounding error.
     for variant in variants:
         if all(
-            _close(out, variant.compute(case), max(case.tol, variant_tol), exact=exact, relative=relative)
+            is_close(out, variant.compute(case), max(case.tol, variant_tol), exact=exact, relative=relative)
             for out, case in zip(outputs, cases, strict=True)
             if not case.large
         ):
-            raise _mistake_error(label, table, variant.keys, fmt)
+            raise mistake_error(label, table, variant.keys, fmt)
     if extra_diagnosis is not None:
         keys = extra_diagnosis(outputs)
         if keys is not None:
-            raise _mistake_error(label, table, keys, fmt)
+            raise mistake_error(label, table, keys, fmt)
     for out, case in zip(outputs, cases, strict=True):
         expected = np.asarray(case.expected)
         if out.shape != expected.shape:
-            raise _wrong_shape(label, "the result", out, expected, shape_doc, case.label)
+            raise wrong_shape_error(label, "the result", out, expected, shape_doc, case.label)
     first = ok.index(False)
     case = cases[first]
     raise ExerciseError(
         f"{label} is wrong on {ok.count(False)} of {len(cases)} inputs (no known mistake matches).\n"
         f"  First failing input: {case.label}\n  "
-        f"{_error(outputs[first], np.asarray(case.expected), relative=relative)}",
+        f"{largest_difference(outputs[first], np.asarray(case.expected), relative=relative)}",
         mistake=None,
     )

@@ -15,10 +15,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..sinusoidal import frequencies, sinusoidal_encoding
-from ._angles import _FLOAT32_ANGLES, _float32_diagnosis, _position_tol
-from ._runner import _Case, _mistakes, _run, _Variant
+from ._angles import FLOAT32_ANGLES, float32_diagnosis, position_tol
+from ._runner import Case, Variant, register_mistakes, run_checker
 
-_SIN = _mistakes(
+_SIN = register_mistakes(
     "check_sinusoidal_encoding",
     split=(
         "concatenated (split) instead of interleaved",
@@ -47,7 +47,7 @@ _SIN = _mistakes(
         "base argument ignored",
         "use the base you are given (e.g. base=500 or 1e6), not the constant 10000.",
     ),
-    float32=_FLOAT32_ANGLES,
+    float32=FLOAT32_ANGLES,
 )
 
 
@@ -86,7 +86,7 @@ def _sinusoid_variant(
     return out
 
 
-def _sinusoid_cases() -> list[_Case]:
+def _sinusoid_cases() -> list[Case]:
     rng = np.random.default_rng(0)
     cases = []
     specs: list[tuple[np.ndarray, int, float]] = []
@@ -106,11 +106,11 @@ def _sinusoid_cases() -> list[_Case]:
             f"{'...' if positions.size > 4 else ''} (len {positions.size}), d_model={d}, base={base:g}"
         )
         cases.append(
-            _Case(
+            Case(
                 args=(positions.copy(), d),
                 kwargs={"base": base},
                 expected=sinusoidal_encoding(positions, d, base=base),
-                tol=_position_tol(positions),
+                tol=position_tol(positions),
                 label=label,
                 large=bool(np.max(np.abs(positions), initial=0.0) >= 2.0**20),
             )
@@ -118,7 +118,7 @@ def _sinusoid_cases() -> list[_Case]:
     return cases
 
 
-def _sinusoid_variants() -> list[_Variant]:
+def _sinusoid_variants() -> list[Variant]:
     variants = []
     # every combination of the structural mistakes, fewest mistakes first
     flags = ("split", "division", "swapped")
@@ -134,12 +134,12 @@ def _sinusoid_variants() -> list[_Variant]:
     for _, exponent, chosen, names in combos:
         kw = dict(zip(flags, chosen, strict=True))
 
-        def compute(case: _Case, kw=kw, exponent=exponent) -> np.ndarray:
+        def compute(case: Case, kw=kw, exponent=exponent) -> np.ndarray:
             positions, d = case.args
             return _sinusoid_variant(positions, d, case.kwargs["base"], exponent=exponent, **kw)
 
-        variants.append(_Variant(tuple(names), compute))
-    variants.append(_Variant(("base_ignored",), lambda case: sinusoidal_encoding(case.args[0], case.args[1])))
+        variants.append(Variant(tuple(names), compute))
+    variants.append(Variant(("base_ignored",), lambda case: sinusoidal_encoding(case.args[0], case.args[1])))
     return variants
 
 
@@ -159,7 +159,7 @@ def check_sinusoidal_encoding(fn: Callable) -> str:
     as the wrong dtype).
     """
     cases = _sinusoid_cases()
-    return _run(
+    return run_checker(
         "check_sinusoidal_encoding",
         "your sinusoidal encoding",
         fn,
@@ -167,5 +167,5 @@ def check_sinusoidal_encoding(fn: Callable) -> str:
         _SIN,
         _sinusoid_variants(),
         shape_doc=" = (len(positions), d_model)",
-        extra_diagnosis=lambda outputs: _float32_diagnosis([c.args[0] for c in cases], cases, outputs),
+        extra_diagnosis=lambda outputs: float32_diagnosis([c.args[0] for c in cases], cases, outputs),
     )

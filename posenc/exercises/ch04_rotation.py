@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..sinusoidal import frequencies, relative_position_matrix
-from ._runner import _Case, _close, _frequency_mistakes, _mistakes, _run, _Variant
+from ._runner import Case, Variant, frequency_mistakes, is_close, register_mistakes, run_checker
 
-_REL = _mistakes(
+_REL = register_mistakes(
     "check_relative_position_matrix",
     transposed=(
         "M_{-k} (transposed: sine sign flipped)",
@@ -30,7 +30,7 @@ _REL = _mistakes(
         "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
         "2x2 blocks sit on the diagonal; the split layout pairs columns i and i + d/2.",
     ),
-    **_frequency_mistakes("k", "w_i"),
+    **frequency_mistakes("k", "w_i"),
     no_offset=(
         "matrix does not depend on the offset",
         "M_k rotates the pair i by the angle k * w_i, so it changes with the offset k: only M_0 is the "
@@ -50,13 +50,13 @@ def _block_matrix(d: int, angles: np.ndarray, *, sign: float = 1.0) -> np.ndarra
     return m
 
 
-def _offset_ignored(cases: Sequence[_Case], outputs: list[np.ndarray]) -> tuple[str, ...] | None:
+def _offset_ignored(cases: Sequence[Case], outputs: list[np.ndarray]) -> tuple[str, ...] | None:
     """Every width gives the same matrix for all its offsets (which the reference does not)."""
     groups: dict[tuple, list[np.ndarray]] = {}
     for case, out in zip(cases, outputs, strict=True):
         groups.setdefault((case.args[0], case.kwargs["base"]), []).append(out)
     several = [outs for outs in groups.values() if len(outs) > 1]
-    if several and all(all(_close(o, outs[0], 1e-12) for o in outs[1:]) for outs in several):
+    if several and all(all(is_close(o, outs[0], 1e-12) for o in outs[1:]) for outs in several):
         return ("no_offset",)
     return None
 
@@ -79,7 +79,7 @@ def check_relative_position_matrix(fn: Callable) -> str:
     for d in (2, 4, 8, 16, 64, 128):
         for k in (1, 2, 5, -3, 0.5, 37, 1000):
             cases.append(
-                _Case(
+                Case(
                     (d, k),
                     {"base": 10000.0},
                     relative_position_matrix(d, k),
@@ -89,7 +89,7 @@ def check_relative_position_matrix(fn: Callable) -> str:
             )
     for d, base in ((8, 500.0), (16, 1e6)):
         cases.append(
-            _Case(
+            Case(
                 (d, 3),
                 {"base": base},
                 relative_position_matrix(d, 3, base=base),
@@ -98,25 +98,25 @@ def check_relative_position_matrix(fn: Callable) -> str:
             )
         )
 
-    def angles(case: _Case, *, division: bool = False, missing_2: bool = False) -> np.ndarray:
+    def angles(case: Case, *, division: bool = False, missing_2: bool = False) -> np.ndarray:
         d, k = case.args
         base = case.kwargs["base"]
         omega = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base=base)
         return k / omega if division else k * omega
 
     variants = [
-        _Variant(("transposed",), lambda case: _block_matrix(case.args[0], angles(case), sign=-1.0)),
-        _Variant(
+        Variant(("transposed",), lambda case: _block_matrix(case.args[0], angles(case), sign=-1.0)),
+        Variant(
             ("split",),
             lambda case: relative_position_matrix(
                 case.args[0], case.args[1], base=case.kwargs["base"], layout="split"
             ),
         ),
-        _Variant(("division",), lambda case: _block_matrix(case.args[0], angles(case, division=True))),
-        _Variant(("missing_2",), lambda case: _block_matrix(case.args[0], angles(case, missing_2=True))),
-        _Variant(("base_ignored",), lambda case: relative_position_matrix(case.args[0], case.args[1])),
+        Variant(("division",), lambda case: _block_matrix(case.args[0], angles(case, division=True))),
+        Variant(("missing_2",), lambda case: _block_matrix(case.args[0], angles(case, missing_2=True))),
+        Variant(("base_ignored",), lambda case: relative_position_matrix(case.args[0], case.args[1])),
     ]
-    return _run(
+    return run_checker(
         "check_relative_position_matrix",
         "your relative position matrix",
         fn,

@@ -15,21 +15,21 @@ from collections.abc import Callable
 import numpy as np
 
 from ._runner import (
+    Case,
     ExerciseError,
-    _call,
-    _Case,
-    _check_fn,
-    _close,
-    _describe_type,
-    _error,
-    _mistake_error,
-    _mistakes,
-    _problem,
-    _result_array,
-    _wrong_shape,
+    call_student,
+    check_fn,
+    describe_type,
+    is_close,
+    largest_difference,
+    mistake_error,
+    register_mistakes,
+    result_array,
+    result_problem,
+    wrong_shape_error,
 )
 
-_LEARNED = _mistakes(
+_LEARNED = register_mistakes(
     "check_learned_backward",
     first=(
         "gradient of only the first batch element",
@@ -84,7 +84,7 @@ def check_learned_backward(fn: Callable) -> str:
     across calls, ``grad_output`` modified in place.
     """
     checker = "check_learned_backward"
-    _check_fn(checker, fn)
+    check_fn(checker, fn)
     rng = np.random.default_rng(8)
     specs = [
         (1, 5, 8, 3),
@@ -105,7 +105,7 @@ def check_learned_backward(fn: Callable) -> str:
         grad_E = np.zeros((max_len, d))
         grad_E[:L] = g.sum(axis=0)
         cases.append(
-            _Case(
+            Case(
                 (g, max_len),
                 {},
                 (g.copy(), grad_E),
@@ -116,22 +116,22 @@ def check_learned_backward(fn: Callable) -> str:
 
     label = "your backward"
 
-    def call(case: _Case) -> tuple[np.ndarray, np.ndarray]:
+    def call(case: Case) -> tuple[np.ndarray, np.ndarray]:
         g, max_len = case.args
         given = g.copy()
-        out = _call(fn, (given, max_len), {}, label, case.label)
+        out = call_student(fn, (given, max_len), {}, label, case.label)
         if not np.array_equal(given, g):
-            raise _mistake_error(label, _LEARNED, ("in_place",))
+            raise mistake_error(label, _LEARNED, ("in_place",))
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise _problem(
+            raise result_problem(
                 f"{label} must return a tuple (grad_X, grad_E) of two numpy arrays, got "
-                f"{_describe_type(out)}\n  on input {case.label}",
+                f"{describe_type(out)}\n  on input {case.label}",
                 "not an array",
             )
         # copies: a function that returns its own accumulator would change the first result
         # while it is called again, hiding the accumulation this loop looks for
         return tuple(
-            _result_array(
+            result_array(
                 value, expected, label=label, what=what, where=case.label, kind="float", tol=case.tol
             ).copy()
             for value, expected, what in zip(out, case.expected, ("grad_X", "grad_E"), strict=True)
@@ -141,12 +141,12 @@ def check_learned_backward(fn: Callable) -> str:
     for case in cases:
         first = call(case)
         second = call(case)
-        if second[1].shape == first[1].shape and not _close(second[1], first[1], 1e-12):
+        if second[1].shape == first[1].shape and not is_close(second[1], first[1], 1e-12):
             third = call(case)
             step = second[1] - first[1]
-            if third[1].shape == first[1].shape and _close(third[1] - second[1], step, 1e-9):
-                raise _mistake_error(label, _LEARNED, ("accumulated",))
-            raise _problem(
+            if third[1].shape == first[1].shape and is_close(third[1] - second[1], step, 1e-9):
+                raise mistake_error(label, _LEARNED, ("accumulated",))
+            raise result_problem(
                 f"{label} returned a different grad_E when called again with the same grad_output "
                 f"(largest change {float(np.max(np.abs(step))):.3g}); the gradient must depend on the "
                 f"arguments only, not on random numbers or state kept between calls\n  on input {case.label}",
@@ -154,14 +154,14 @@ def check_learned_backward(fn: Callable) -> str:
             )
         results.append(first)
 
-    def all_close(index: int, target: Callable[[_Case], np.ndarray]) -> bool:
-        return all(_close(r[index], target(c), 1e-12) for r, c in zip(results, cases, strict=True))
+    def all_close(index: int, target: Callable[[Case], np.ndarray]) -> bool:
+        return all(is_close(r[index], target(c), 1e-12) for r, c in zip(results, cases, strict=True))
 
     if all_close(0, lambda c: c.expected[0]) and all_close(1, lambda c: c.expected[1]):
         return f"correct on {len(cases)} inputs"
 
-    def padded(rows: Callable[[np.ndarray], np.ndarray]) -> Callable[[_Case], np.ndarray]:
-        def target(case: _Case) -> np.ndarray:
+    def padded(rows: Callable[[np.ndarray], np.ndarray]) -> Callable[[Case], np.ndarray]:
+        def target(case: Case) -> np.ndarray:
             g, max_len = case.args
             out = np.zeros((max_len, g.shape[2]))
             out[: g.shape[1]] = rows(g)
@@ -175,23 +175,23 @@ def check_learned_backward(fn: Callable) -> str:
         ("mean", lambda g: g.mean(axis=0)),
     ):
         if all_close(1, padded(rows)):
-            raise _mistake_error(label, _LEARNED, (key,))
+            raise mistake_error(label, _LEARNED, (key,))
     if all_close(1, lambda c: c.args[0].sum(axis=0)):
-        raise _mistake_error(label, _LEARNED, ("rows",))
+        raise mistake_error(label, _LEARNED, ("rows",))
     grad_e_right = all_close(1, lambda c: c.expected[1])
     if grad_e_right and all_close(0, lambda c: c.args[0].sum(axis=0)):
-        raise _mistake_error(label, _LEARNED, ("grad_x_summed",))
+        raise mistake_error(label, _LEARNED, ("grad_x_summed",))
     shape_docs = (" = grad_output.shape", " = (max_len, d)")
     for r, c in zip(results, cases, strict=True):
         for index, what in enumerate(("grad_X", "grad_E")):
             if r[index].shape != c.expected[index].shape:
-                raise _wrong_shape(label, what, r[index], c.expected[index], shape_docs[index], c.label)
+                raise wrong_shape_error(label, what, r[index], c.expected[index], shape_docs[index], c.label)
     index = 0 if grad_e_right else 1
     which = ("grad_X", "grad_E")[index]
     wrong = [
         i
         for i, (r, c) in enumerate(zip(results, cases, strict=True))
-        if not _close(r[index], c.expected[index], 1e-12)
+        if not is_close(r[index], c.expected[index], 1e-12)
     ]
     r, c = results[wrong[0]], cases[wrong[0]]
     note = (
@@ -201,6 +201,7 @@ def check_learned_backward(fn: Callable) -> str:
     )
     raise ExerciseError(
         f"{label} is wrong (no known mistake matches): {which} is wrong on {len(wrong)} of {len(cases)} "
-        f"inputs.\n  {note}First failing input: {c.label}\n  {which}: {_error(r[index], c.expected[index])}",
+        f"inputs.\n  {note}First failing input: {c.label}\n  "
+        f"{which}: {largest_difference(r[index], c.expected[index])}",
         mistake=None,
     )

@@ -14,11 +14,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..rope import apply_rope
-from ..sinusoidal import frequencies
-from ._angles import _FLOAT32_ANGLES, _float32_diagnosis, _position_tol
-from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _run, _short_repr, _Variant
+from ._angles import FLOAT32_ANGLES, float32_diagnosis, position_tol, rope_variant
+from ._runner import Case, Variant, check_fn, frequency_mistakes, register_mistakes, run_checker, short_repr
 
-_ROPE = _mistakes(
+_ROPE = register_mistakes(
     "check_rope",
     layout=(
         "half/interleaved layout confusion",
@@ -36,36 +35,9 @@ _ROPE = _mistakes(
         "rotate row l by the angle positions[l] * theta_i, not l * theta_i: positions may be offset "
         "(decoding with a cache) or arbitrary.",
     ),
-    **_frequency_mistakes("m", "theta_i"),
-    float32=_FLOAT32_ANGLES,
+    **frequency_mistakes("m", "theta_i"),
+    float32=FLOAT32_ANGLES,
 )
-
-
-def _rope_variant(
-    x: np.ndarray,
-    positions: np.ndarray,
-    base: float,
-    layout: str,
-    *,
-    division: bool = False,
-    missing_2: bool = False,
-) -> np.ndarray:
-    d = x.shape[-1]
-    theta = base ** (-np.arange(d // 2) / d) if missing_2 else frequencies(d, base=base)
-    pos = np.asarray(positions, dtype=np.float64)[:, None]
-    ang = pos / theta if division else pos * theta
-    cos, sin = np.cos(ang), np.sin(ang)
-    if layout == "interleaved":
-        a, b = x[..., 0::2], x[..., 1::2]
-    else:
-        a, b = x[..., : d // 2], x[..., d // 2 :]
-    out = np.empty_like(x, dtype=np.float64)
-    first, second = a * cos - b * sin, a * sin + b * cos
-    if layout == "interleaved":
-        out[..., 0::2], out[..., 1::2] = first, second
-    else:
-        out[..., : d // 2], out[..., d // 2 :] = first, second
-    return out
 
 
 def check_rope(fn: Callable, layout: str = "interleaved") -> str:
@@ -83,10 +55,10 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
     (always ``0..L-1``), division instead of multiplication, missing factor 2 in ``2i/d``,
     the ``base`` argument ignored, float32 angles at large positions.
     """
-    _check_fn("check_rope", fn)
+    check_fn("check_rope", fn)
     if not isinstance(layout, str) or layout not in ("interleaved", "half"):
         raise (ValueError if isinstance(layout, str) else TypeError)(
-            f"check_rope: the argument layout must be 'interleaved' or 'half', got {_short_repr(layout)}"
+            f"check_rope: the argument layout must be 'interleaved' or 'half', got {short_repr(layout)}"
         )
     other = "half" if layout == "interleaved" else "interleaved"
     rng = np.random.default_rng(9)
@@ -103,11 +75,11 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
     for shape, positions, base in specs:
         x = rng.standard_normal(shape)
         cases.append(
-            _Case(
+            Case(
                 (x, positions.copy()),
                 {"base": base},
                 apply_rope(x, positions, base=base, layout=layout),
-                _position_tol(positions, scale=4.0),
+                position_tol(positions, scale=4.0),
                 f"x of shape {shape}, positions={np.array2string(positions[:4], precision=3, separator=', ')}"
                 f"{'...' if positions.size > 4 else ''}, base={base:g}",
                 large=bool(np.max(np.abs(positions), initial=0.0) >= 2.0**20),
@@ -115,9 +87,9 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
         )
 
     def v(**kw):
-        def compute(case: _Case) -> np.ndarray:
+        def compute(case: Case) -> np.ndarray:
             x, positions = case.args
-            return _rope_variant(
+            return rope_variant(
                 x,
                 positions,
                 case.kwargs["base"],
@@ -129,24 +101,24 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
         return compute
 
     variants = [
-        _Variant(("layout",), v(layout=other)),
-        _Variant(
+        Variant(("layout",), v(layout=other)),
+        Variant(
             ("sign",),
             lambda case: apply_rope(case.args[0], -case.args[1], base=case.kwargs["base"], layout=layout),
         ),
-        _Variant(
+        Variant(
             ("layout", "sign"),
             lambda case: apply_rope(case.args[0], -case.args[1], base=case.kwargs["base"], layout=other),
         ),
-        _Variant(
+        Variant(
             ("positions",),
             lambda case: apply_rope(case.args[0], None, base=case.kwargs["base"], layout=layout),
         ),
-        _Variant(("division",), v(division=True)),
-        _Variant(("missing_2",), v(missing_2=True)),
-        _Variant(("base_ignored",), lambda case: apply_rope(case.args[0], case.args[1], layout=layout)),
+        Variant(("division",), v(division=True)),
+        Variant(("missing_2",), v(missing_2=True)),
+        Variant(("base_ignored",), lambda case: apply_rope(case.args[0], case.args[1], layout=layout)),
     ]
-    return _run(
+    return run_checker(
         "check_rope",
         f"your RoPE ({layout})",
         fn,
@@ -155,5 +127,5 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
         variants,
         shape_doc=" = x.shape",
         fmt={"layout": layout, "other": other},
-        extra_diagnosis=lambda outputs: _float32_diagnosis([c.args[1] for c in cases], cases, outputs),
+        extra_diagnosis=lambda outputs: float32_diagnosis([c.args[1] for c in cases], cases, outputs),
     )

@@ -17,9 +17,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..relative import t5_relative_position_bucket
-from ._runner import _Case, _mistakes, _run, _Variant
+from ._runner import Case, Variant, register_mistakes, run_checker
 
-_T5 = _mistakes(
+_T5 = register_mistakes(
     "check_t5_bucket",
     sign=(
         "query minus key (sign flipped)",
@@ -132,7 +132,7 @@ def check_t5_bucket(fn: Callable) -> str:
         rel = np.arange(-2 * md, 2 * md + 1, dtype=np.int64)
         kw = {"bidirectional": bidi, "num_buckets": nb, "max_distance": md}
         cases.append(
-            _Case(
+            Case(
                 (rel,),
                 kw,
                 t5_relative_position_bucket(rel, **kw),
@@ -151,21 +151,21 @@ def check_t5_bucket(fn: Callable) -> str:
             **opts,
         )
 
-    def exact(sign: int) -> Callable[[_Case], np.ndarray]:
+    def exact(sign: int) -> Callable[[Case], np.ndarray]:
         return lambda case: t5_relative_position_bucket(sign * case.args[0], **case.kwargs)
 
     variants = [
-        _Variant(("sign",), exact(-1)),
-        _Variant(("float_tie",), v()),
-        _Variant(("float32",), v(dtype=np.float32)),
-        _Variant(("round",), v(rounding="round")),
-        _Variant(("ceil",), v(rounding="ceil")),
-        _Variant(("log_shift",), v(log_shift=1)),
-        _Variant(("no_clip",), v(clip=False)),
-        _Variant(("causal_abs",), v(causal_abs=True)),
-        _Variant(("sign", "float_tie"), v(sign=-1)),
+        Variant(("sign",), exact(-1)),
+        Variant(("float_tie",), v()),
+        Variant(("float32",), v(dtype=np.float32)),
+        Variant(("round",), v(rounding="round")),
+        Variant(("ceil",), v(rounding="ceil")),
+        Variant(("log_shift",), v(log_shift=1)),
+        Variant(("no_clip",), v(clip=False)),
+        Variant(("causal_abs",), v(causal_abs=True)),
+        Variant(("sign", "float_tie"), v(sign=-1)),
     ]
-    return _run(
+    return run_checker(
         "check_t5_bucket",
         "your T5 bucket function",
         fn,

@@ -14,9 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..alibi import alibi_slopes
-from ._runner import _Case, _mistakes, _run, _Variant
+from ._runner import Case, Variant, register_mistakes, run_checker
 
-_ALIBI = _mistakes(
+_ALIBI = register_mistakes(
     "check_alibi_slopes",
     geometric=(
         "2^(-8h/n) for a non-power-of-two head count",
@@ -61,7 +61,7 @@ def check_alibi_slopes(fn: Callable) -> str:
     start (:math:`2^{-8(h-1)/n}`, first slope 1).
     """
     ns = list(range(1, 65)) + [80, 96, 100, 128]
-    cases = [_Case((n,), {}, alibi_slopes(n), 1e-10, f"n_heads={n}") for n in ns]
+    cases = [Case((n,), {}, alibi_slopes(n), 1e-10, f"n_heads={n}") for n in ns]
 
     def geo(n: int, start: int = 1) -> np.ndarray:
         return 2.0 ** (-8.0 * np.arange(start, n + start) / n)
@@ -82,14 +82,14 @@ def check_alibi_slopes(fn: Callable) -> str:
         return head if N == n else np.concatenate([head, geo(2 * N, start=0)[0::2][: n - N]])
 
     variants = [
-        _Variant(("geometric",), lambda c: geo(c.args[0])),
-        _Variant(("round_up",), lambda c: geo(upper(c.args[0]))[: c.args[0]]),
-        _Variant(("sorted",), lambda c: np.sort(alibi_slopes(c.args[0]))[::-1]),
-        _Variant(("consecutive",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[:k])),
-        _Variant(("duplicates",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[1::2][:k])),
-        _Variant(("off_by_one",), lambda c: off_by_one(c.args[0])),
+        Variant(("geometric",), lambda c: geo(c.args[0])),
+        Variant(("round_up",), lambda c: geo(upper(c.args[0]))[: c.args[0]]),
+        Variant(("sorted",), lambda c: np.sort(alibi_slopes(c.args[0]))[::-1]),
+        Variant(("consecutive",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[:k])),
+        Variant(("duplicates",), lambda c: rule(c.args[0], lambda N, k: geo(2 * N)[1::2][:k])),
+        Variant(("off_by_one",), lambda c: off_by_one(c.args[0])),
     ]
-    return _run(
+    return run_checker(
         "check_alibi_slopes",
         "your ALiBi slopes",
         fn,

@@ -27,9 +27,17 @@ import numpy as np
 from ..rope import apply_rope
 from ..rope_budget import critical_dimension, long_term_similarity
 from ..sinusoidal import frequencies
-from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _problem, _run, _Variant
+from ._runner import (
+    Case,
+    Variant,
+    check_fn,
+    frequency_mistakes,
+    register_mistakes,
+    result_problem,
+    run_checker,
+)
 
-_PARTIAL = _mistakes(
+_PARTIAL = register_mistakes(
     "check_partial_rope",
     full_head=(
         "partial rotary with the full head's frequencies",
@@ -57,7 +65,7 @@ _PARTIAL = _mistakes(
     ),
 )
 
-_SIMILARITY = _mistakes(
+_SIMILARITY = register_mistakes(
     "check_long_term_similarity",
     all_d=(
         "sum over all d coordinates instead of the d/2 pairs",
@@ -65,10 +73,10 @@ _SIMILARITY = _mistakes(
         "theta_i = base**(-2i/d); B(0) = d/2.",
     ),
     mean=("mean instead of sum", "B(m) is the sum of the d/2 cosines (B(0) = d/2), not their mean."),
-    **_frequency_mistakes("m", "theta_i"),
+    **frequency_mistakes("m", "theta_i"),
 )
 
-_CRITICAL = _mistakes(
+_CRITICAL = register_mistakes(
     "check_critical_dimension",
     floor=(
         "floor instead of ceiling",
@@ -99,7 +107,7 @@ def _rotate_interleaved(x: np.ndarray, positions: np.ndarray, theta: np.ndarray)
     return out
 
 
-def partial_rope_cases(specs: list, rng: np.random.Generator, *, layout: str) -> list[_Case]:
+def partial_rope_cases(specs: list, rng: np.random.Generator, *, layout: str) -> list[Case]:
     """Cases ``(x, positions, rotary_dim)`` with kwarg ``base`` for a partial-rotary checker.
 
     ``specs`` holds ``(shape of x, rotary_dim, positions, base)``; ``x`` is drawn from ``rng``
@@ -109,7 +117,7 @@ def partial_rope_cases(specs: list, rng: np.random.Generator, *, layout: str) ->
     for shape, r, positions, base in specs:
         x = rng.standard_normal(shape)
         cases.append(
-            _Case(
+            Case(
                 (x, positions.copy(), r),
                 {"base": base},
                 apply_rope(x, positions, base=base, layout=layout, rotary_dim=r),
@@ -135,7 +143,7 @@ def check_partial_rope(fn: Callable) -> str:
     zeroed, the last ``rotary_dim`` channels rotated, the half layout inside the rotated
     channels.
     """
-    _check_fn("check_partial_rope", fn)
+    check_fn("check_partial_rope", fn)
     rng = np.random.default_rng(14)
     specs = [
         ((6, 8), 4, np.arange(6.0), 10000.0),
@@ -148,8 +156,8 @@ def check_partial_rope(fn: Callable) -> str:
     ]
     cases = partial_rope_cases(specs, rng, layout="interleaved")
 
-    def variant(kind: str) -> Callable[[_Case], np.ndarray]:
-        def compute(case: _Case) -> np.ndarray:
+    def variant(kind: str) -> Callable[[Case], np.ndarray]:
+        def compute(case: Case) -> np.ndarray:
             x, positions, r = case.args
             base = case.kwargs["base"]
             d = x.shape[-1]
@@ -171,8 +179,8 @@ def check_partial_rope(fn: Callable) -> str:
 
         return compute
 
-    variants = [_Variant((k,), variant(k)) for k in ("full_head", "all_rotated", "zeroed", "last", "layout")]
-    return _run(
+    variants = [Variant((k,), variant(k)) for k in ("full_head", "all_rotated", "zeroed", "last", "layout")]
+    return run_checker(
         "check_partial_rope", "your partial RoPE", fn, cases, _PARTIAL, variants, shape_doc=" = x.shape"
     )
 
@@ -189,7 +197,7 @@ def check_long_term_similarity(fn: Callable) -> str:
     :math:`d - 1`), the mean instead of the sum, division instead of multiplication, the
     missing factor 2 in :math:`2i/d`, the ``base`` argument ignored.
     """
-    _check_fn("check_long_term_similarity", fn)
+    check_fn("check_long_term_similarity", fn)
     rng = np.random.default_rng(140)
     cases = []
     specs = [
@@ -200,7 +208,7 @@ def check_long_term_similarity(fn: Callable) -> str:
     ]
     for m, d, base in specs:
         cases.append(
-            _Case(
+            Case(
                 (m.copy(), d),
                 {"base": base},
                 long_term_similarity(m, d, base=base),
@@ -209,8 +217,8 @@ def check_long_term_similarity(fn: Callable) -> str:
             )
         )
 
-    def variant(kind: str) -> Callable[[_Case], np.ndarray]:
-        def compute(case: _Case) -> np.ndarray:
+    def variant(kind: str) -> Callable[[Case], np.ndarray]:
+        def compute(case: Case) -> np.ndarray:
             m, d = case.args
             base = case.kwargs["base"]
             i = np.arange(d if kind == "all_d" else d // 2)
@@ -226,10 +234,8 @@ def check_long_term_similarity(fn: Callable) -> str:
 
         return compute
 
-    variants = [
-        _Variant((k,), variant(k)) for k in ("all_d", "mean", "division", "missing_2", "base_ignored")
-    ]
-    return _run(
+    variants = [Variant((k,), variant(k)) for k in ("all_d", "mean", "division", "missing_2", "base_ignored")]
+    return run_checker(
         "check_long_term_similarity",
         "your B(m)",
         fn,
@@ -251,7 +257,7 @@ def check_critical_dimension(fn: Callable) -> str:
     Recognised mistakes: the floor instead of the ceiling, pairs instead of dimensions, the
     :math:`2\pi` left out, the complement :math:`d - d_{extra}`, the natural logarithm.
     """
-    _check_fn("check_critical_dimension", fn)
+    check_fn("check_critical_dimension", fn)
     specs = [
         (128, 10000.0, 4096),
         (128, 500000.0, 8192),
@@ -262,12 +268,12 @@ def check_critical_dimension(fn: Callable) -> str:
         (128, 1e6, 131072),
     ]
     cases = [
-        _Case((d, b, t), {}, np.asarray(critical_dimension(d, b, t)), 0.0, f"d_head={d}, base={b:g}, T={t}")
+        Case((d, b, t), {}, np.asarray(critical_dimension(d, b, t)), 0.0, f"d_head={d}, base={b:g}, T={t}")
         for d, b, t in specs
     ]
 
-    def variant(kind: str) -> Callable[[_Case], np.ndarray]:
-        def compute(case: _Case) -> np.ndarray:
+    def variant(kind: str) -> Callable[[Case], np.ndarray]:
+        def compute(case: Case) -> np.ndarray:
             d, b, t = case.args
             x = (d / 2) * math.log(t / (1.0 if kind == "no_2pi" else 2 * math.pi))
             x = x if kind == "natural_log" else x / math.log(b)
@@ -281,13 +287,13 @@ def check_critical_dimension(fn: Callable) -> str:
 
         return compute
 
-    variants = [_Variant((k,), variant(k)) for k in ("floor", "pairs", "no_2pi", "complement", "natural_log")]
+    variants = [Variant((k,), variant(k)) for k in ("floor", "pairs", "no_2pi", "complement", "natural_log")]
 
     def wrapped(d: int, b: float, t: int) -> object:
         value = fn(d, b, t)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             if not -(2**63) <= value < 2**63:
-                raise _problem(
+                raise result_problem(
                     f"your critical dimension returned the integer {value}, beyond int64's range; "
                     f"expected an integer between 0 and d_head = {d}\n"
                     f"  on input d_head={d}, base={b:g}, T={t}",
@@ -298,7 +304,7 @@ def check_critical_dimension(fn: Callable) -> str:
             return np.asarray(value)  # a 0-d array: its dtype is then diagnosed, not "not an array"
         return value
 
-    return _run(
+    return run_checker(
         "check_critical_dimension",
         "your critical dimension",
         wrapped,

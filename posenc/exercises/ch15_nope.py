@@ -25,20 +25,20 @@ import numpy as np
 from .._arrays import is_integer_dtype
 from ..scales import attention_temperature
 from ._runner import (
+    Case,
     ExerciseError,
-    _call_case,
-    _Case,
-    _check_fn,
-    _check_plain_array,
-    _mistake_error,
-    _mistakes,
-    _problem,
-    _run,
-    _Variant,
-    _wrong_shape,
+    Variant,
+    call_case,
+    check_fn,
+    check_plain_array,
+    mistake_error,
+    register_mistakes,
+    result_problem,
+    run_checker,
+    wrong_shape_error,
 )
 
-_PREFIX = _mistakes(
+_PREFIX = register_mistakes(
     "check_causal_prefix_mean",
     no_mask=(
         "no causal mask (mean of all tokens)",
@@ -59,7 +59,7 @@ _PREFIX = _mistakes(
     ),
 )
 
-_TEMPERATURE = _mistakes(
+_TEMPERATURE = register_mistakes(
     "check_attention_temperature",
     p_not_p1=(
         "position p instead of p+1 in the floor",
@@ -86,7 +86,7 @@ _TEMPERATURE = _mistakes(
     ),
 )
 
-_LAYERS = _mistakes(
+_LAYERS = register_mistakes(
     "check_nope_layers",
     off_by_one=(
         "off by one: layers 0, k, 2k, ... (layer_idx % interval == 0)",
@@ -125,20 +125,20 @@ def check_causal_prefix_mean(fn: Callable) -> str:
         if shape[-2] > 1:
             v[..., 0, 0] = 1.0  # a BOS marker in the first token's coordinate 0
             v[..., 1:, 0] = 0.0
-        cases.append(_Case((v,), {}, _prefix_mean(v), 1e-12, f"values of shape {shape}"))
+        cases.append(Case((v,), {}, _prefix_mean(v), 1e-12, f"values of shape {shape}"))
 
     variants = [
-        _Variant(
+        Variant(
             ("no_mask",), lambda c: np.broadcast_to(c.args[0].mean(axis=-2, keepdims=True), c.args[0].shape)
         ),
-        _Variant(("no_division",), lambda c: np.cumsum(c.args[0], axis=-2)),
-        _Variant(("by_length",), lambda c: np.cumsum(c.args[0], axis=-2) / c.args[0].shape[-2]),
-        _Variant(
+        Variant(("no_division",), lambda c: np.cumsum(c.args[0], axis=-2)),
+        Variant(("by_length",), lambda c: np.cumsum(c.args[0], axis=-2) / c.args[0].shape[-2]),
+        Variant(
             ("suffix",),
             lambda c: np.flip(_prefix_mean(np.flip(c.args[0], axis=-2)), axis=-2),
         ),
     ]
-    return _run(
+    return run_checker(
         "check_causal_prefix_mean",
         "your causal prefix mean",
         fn,
@@ -177,12 +177,10 @@ def check_attention_temperature(fn: Callable) -> str:
             p = np.arange(0, 7 * F + 3, dtype=np.int64)
         expected = attention_temperature(p, floor_scale=F, attn_scale=a)
         cases.append(
-            _Case((p, F, a), {}, expected, 1e-12, f"positions {_span(p)}, floor_scale={F}, attn_scale={a}")
+            Case((p, F, a), {}, expected, 1e-12, f"positions {_span(p)}, floor_scale={F}, attn_scale={a}")
         )
 
-    def formula(
-        c: _Case, *, shift: int = 1, floor: bool = True, log=np.log, one: float = 1.0, defaults=False
-    ):
+    def formula(c: Case, *, shift: int = 1, floor: bool = True, log=np.log, one: float = 1.0, defaults=False):
         p, F, a = c.args
         if defaults:
             F, a = 8192, 0.1
@@ -190,14 +188,14 @@ def check_attention_temperature(fn: Callable) -> str:
         return log((np.floor(r) if floor else r) + 1.0) * a + one
 
     variants = [
-        _Variant(("p_not_p1",), lambda c: formula(c, shift=0)),
-        _Variant(("no_floor",), lambda c: formula(c, floor=False)),
-        _Variant(("log_base",), lambda c: formula(c, log=np.log10)),
-        _Variant(("log_base",), lambda c: formula(c, log=np.log2)),
-        _Variant(("no_one",), lambda c: formula(c, one=0.0)),
-        _Variant(("arguments",), lambda c: formula(c, defaults=True)),
+        Variant(("p_not_p1",), lambda c: formula(c, shift=0)),
+        Variant(("no_floor",), lambda c: formula(c, floor=False)),
+        Variant(("log_base",), lambda c: formula(c, log=np.log10)),
+        Variant(("log_base",), lambda c: formula(c, log=np.log2)),
+        Variant(("no_one",), lambda c: formula(c, one=0.0)),
+        Variant(("arguments",), lambda c: formula(c, defaults=True)),
     ]
-    return _run(
+    return run_checker(
         "check_attention_temperature",
         "your attention temperature",
         fn,
@@ -227,30 +225,30 @@ def check_nope_layers(fn: Callable) -> str:
     increasing order (empty when ``interval > n_layers``). Recognised mistakes: layers
     ``0, k, 2k, ...``, 1-based numbers, the RoPE layers, the flags instead of indices.
     """
-    _check_fn("check_nope_layers", fn)
+    check_fn("check_nope_layers", fn)
     label = "your NoPE layer indices"
     settings = [(48, 4), (36, 4), (16, 4), (10, 3), (12, 2), (5, 5), (9, 1), (7, 8), (3, 1)]
-    cases = [_Case((n, k), {}, _nope_indices(n, k), 0.0, f"n_layers={n}, interval={k}") for n, k in settings]
+    cases = [Case((n, k), {}, _nope_indices(n, k), 0.0, f"n_layers={n}, interval={k}") for n, k in settings]
     variants = [
-        _Variant(("off_by_one",), lambda c: np.arange(0, c.args[0], c.args[1])),
-        _Variant(("one_based",), lambda c: _nope_indices(*c.args) + 1),
-        _Variant(("rope_layers",), lambda c: np.setdiff1d(np.arange(c.args[0]), _nope_indices(*c.args))),
-        _Variant(("flags",), lambda c: (np.arange(1, c.args[0] + 1) % c.args[1] != 0).astype(np.int64)),
+        Variant(("off_by_one",), lambda c: np.arange(0, c.args[0], c.args[1])),
+        Variant(("one_based",), lambda c: _nope_indices(*c.args) + 1),
+        Variant(("rope_layers",), lambda c: np.setdiff1d(np.arange(c.args[0]), _nope_indices(*c.args))),
+        Variant(("flags",), lambda c: (np.arange(1, c.args[0] + 1) % c.args[1] != 0).astype(np.int64)),
     ]
     outputs = []
     for case in cases:
-        value = _call_case(fn, case, label)
+        value = call_case(fn, case, label)
         where = f"\n  on input {case.label}"
         expect = f"expected a numpy array of shape {case.expected.shape} and an integer dtype (e.g. int64)"
-        _check_plain_array(value, case.expected, label=label, what="the result", expect=expect, on=where)
+        check_plain_array(value, case.expected, label=label, what="the result", expect=expect, on=where)
         if np.issubdtype(value.dtype, np.complexfloating):
-            raise _problem(
+            raise result_problem(
                 f"{label}: the result has complex values (dtype {value.dtype}); {expect}. Layer "
                 f"indices are integers: return a real integer array{where}",
                 "complex values",
             )
         if value.dtype == np.bool_ or not is_integer_dtype(value.dtype):
-            raise _problem(
+            raise result_problem(
                 f"{label}: the result has dtype {value.dtype}; {expect}. Layer indices index the list "
                 f"of layers, so they are integers: convert with .astype(np.int64){where}",
                 "wrong dtype",
@@ -264,10 +262,10 @@ def check_nope_layers(fn: Callable) -> str:
         return f"correct on {len(cases)} inputs"
     for variant in variants:
         if all(np.array_equal(out, variant.compute(case)) for out, case in zip(outputs, cases, strict=True)):
-            raise _mistake_error(label, _LAYERS, variant.keys)
+            raise mistake_error(label, _LAYERS, variant.keys)
     for out, case in zip(outputs, cases, strict=True):
         if out.shape != case.expected.shape:
-            raise _wrong_shape(
+            raise wrong_shape_error(
                 label, "the result", out, case.expected, " (one entry per NoPE layer)", case.label
             )
     first = same.index(False)

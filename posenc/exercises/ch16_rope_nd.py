@@ -18,11 +18,11 @@ import numpy as np
 from ..mrope import mrope_positions
 from ..rope_nd import axial_rope_frequencies
 from ..sinusoidal import frequencies
-from ._runner import _Case, _frequency_mistakes, _mistakes, _run, _Variant
+from ._runner import Case, Variant, frequency_mistakes, register_mistakes, run_checker
 
-_shared = _frequency_mistakes("c_a", "theta_i")
+_shared = frequency_mistakes("c_a", "theta_i")
 
-_AXIAL = _mistakes(
+_AXIAL = register_mistakes(
     "check_axial_frequencies",
     full_head=(
         "frequencies of a d_head-dimensional RoPE",
@@ -86,7 +86,7 @@ def check_axial_frequencies(fn: Callable) -> str:
     specs = [(8, 2, 10000.0), (16, 2, 10000.0), (64, 2, 10000.0), (128, 2, 10000.0), (12, 3, 10000.0)]
     specs += [(48, 3, 10000.0), (32, 4, 10000.0), (16, 2, 100.0), (64, 2, 100.0), (24, 2, 500.0)]
     cases = [
-        _Case(
+        Case(
             (d, n),
             {"base": base},
             axial_rope_frequencies(d, n, base=base),
@@ -96,20 +96,20 @@ def check_axial_frequencies(fn: Callable) -> str:
         for d, n, base in specs
     ]
 
-    def v(kind: str) -> Callable[[_Case], np.ndarray]:
+    def v(kind: str) -> Callable[[Case], np.ndarray]:
         return lambda case: _axial_variant(case.args[0], case.args[1], case.kwargs["base"], kind)
 
     variants = [
-        _Variant(("full_head",), v("full_head")),
-        _Variant(("full_head_first",), v("full_head_first")),
-        _Variant(("alternate",), v("alternate")),
-        _Variant(("missing_2",), v("missing_2")),
-        _Variant(
+        Variant(("full_head",), v("full_head")),
+        Variant(("full_head_first",), v("full_head_first")),
+        Variant(("alternate",), v("alternate")),
+        Variant(("missing_2",), v("missing_2")),
+        Variant(
             ("base_ignored",),
             lambda case: axial_rope_frequencies(case.args[0], case.args[1]),
         ),
     ]
-    return _run(
+    return run_checker(
         "check_axial_frequencies",
         "your axial frequencies",
         fn,
@@ -120,7 +120,7 @@ def check_axial_frequencies(fn: Callable) -> str:
     )
 
 
-_MROPE_IDS = _mistakes(
+_MROPE_IDS = register_mistakes(
     "check_mrope_positions",
     count=(
         "ids continue from the token count",
@@ -192,13 +192,13 @@ def check_mrope_positions(fn: Callable) -> str:
         [5, (1, 2, 5), 0, 3],
         [2, (3, 2, 2), 4],
     ]
-    cases = [_Case((list(seg),), {}, mrope_positions(seg), 0.0, f"segments={seg!r}") for seg in specs]
+    cases = [Case((list(seg),), {}, mrope_positions(seg), 0.0, f"segments={seg!r}") for seg in specs]
 
-    def v(kind: str) -> Callable[[_Case], np.ndarray]:
+    def v(kind: str) -> Callable[[Case], np.ndarray]:
         return lambda case: _mrope_variant(case.args[0], kind)
 
-    variants = [_Variant((key,), v(key)) for key in ("count", "no_plus_one", "grid_from_zero", "hw_swap")]
-    return _run(
+    variants = [Variant((key,), v(key)) for key in ("count", "no_plus_one", "grid_from_zero", "hw_swap")]
+    return run_checker(
         "check_mrope_positions",
         "your M-RoPE position ids",
         fn,
@@ -211,7 +211,7 @@ def check_mrope_positions(fn: Callable) -> str:
     )
 
 
-_MROPE_AXES = _mistakes(
+_MROPE_AXES = register_mistakes(
     "check_mrope_channel_axes",
     interleaved=(
         "sections doubled and cut once (the interleaved layout's pairing)",
@@ -270,7 +270,7 @@ def check_mrope_channel_axes(fn: Callable) -> str:
     specs = [([16, 24, 24], 128), ([2, 3, 3], 16), ([1, 1, 1], 6), ([4, 2, 2], 16), ([1, 3, 4], 16)]
     specs += [([8, 12, 12], 64), ([3, 1, 2], 12)]
     cases = [
-        _Case(
+        Case(
             (list(sec), d),
             {},
             np.tile(_pair_axes(sec), 2),
@@ -280,11 +280,11 @@ def check_mrope_channel_axes(fn: Callable) -> str:
         for sec, d in specs
     ]
 
-    def v(kind: str) -> Callable[[_Case], np.ndarray]:
+    def v(kind: str) -> Callable[[Case], np.ndarray]:
         return lambda case: _axes_variant(case.args[0], case.args[1], kind)
 
-    variants = [_Variant((key,), v(key)) for key in ("interleaved", "cut_index", "boundary", "reversed_axes")]
-    return _run(
+    variants = [Variant((key,), v(key)) for key in ("interleaved", "cut_index", "boundary", "reversed_axes")]
+    return run_checker(
         "check_mrope_channel_axes",
         "your channel-to-axis table",
         fn,

@@ -16,11 +16,10 @@ import numpy as np
 
 from ..position_ids import packed_position_ids, position_ids_from_mask
 from ..rope import apply_rope
-from ._angles import _position_tol
-from ._runner import _Case, _check_fn, _frequency_mistakes, _mistakes, _run, _Variant
-from .ch09_rope import _rope_variant
+from ._angles import position_tol, rope_variant
+from ._runner import Case, Variant, check_fn, frequency_mistakes, register_mistakes, run_checker
 
-_MASK = _mistakes(
+_MASK = register_mistakes(
     "check_position_ids_from_mask",
     no_minus_one=(
         "cumsum without -1 (ids start at 1)",
@@ -49,7 +48,7 @@ _MASK = _mistakes(
     ),
 )
 
-_PACKED = _mistakes(
+_PACKED = register_mistakes(
     "check_packed_position_ids",
     no_restart=(
         "ids do not restart (arange over the packed row)",
@@ -71,7 +70,7 @@ _PACKED = _mistakes(
     ),
 )
 
-_REROTATE = _mistakes(
+_REROTATE = register_mistakes(
     "check_rerotate_keys",
     sign=(
         "turned by +delta instead of -delta",
@@ -87,7 +86,7 @@ _REROTATE = _mistakes(
         "half/interleaved layout confusion",
         "this exercise pairs coordinates (2i, 2i+1) (interleaved); your function pairs (i, i + d/2).",
     ),
-    **_frequency_mistakes("delta", "theta_i"),
+    **frequency_mistakes("delta", "theta_i"),
 )
 
 
@@ -119,33 +118,31 @@ def check_position_ids_from_mask(fn: Callable) -> str:
     these, pads set to 0 instead of 1, ids counting the pads (arange over the row),
     cumsum along the batch axis.
     """
-    _check_fn("check_position_ids_from_mask", fn)
+    check_fn("check_position_ids_from_mask", fn)
     masks = _mask_cases()
     cases = [
-        _Case(
-            (m,), {}, position_ids_from_mask(m), 0.0, f"attention_mask={np.array2string(m, separator=', ')}"
-        )
+        Case((m,), {}, position_ids_from_mask(m), 0.0, f"attention_mask={np.array2string(m, separator=', ')}")
         for m in masks
     ]
 
-    def raw(case: _Case, axis: int = -1) -> np.ndarray:
+    def raw(case: Case, axis: int = -1) -> np.ndarray:
         return np.cumsum(case.args[0], axis=axis)
 
     def fill(ids: np.ndarray, mask: np.ndarray, value: int) -> np.ndarray:
         return np.where(mask == 1, ids, value)
 
     variants = [
-        _Variant(("no_minus_one",), lambda c: fill(raw(c), c.args[0], 1)),
-        _Variant(("pads_not_set",), lambda c: raw(c) - 1),
-        _Variant(("no_minus_one", "pads_not_set"), raw),
-        _Variant(("pads_zero",), lambda c: fill(raw(c) - 1, c.args[0], 0)),
-        _Variant(
+        Variant(("no_minus_one",), lambda c: fill(raw(c), c.args[0], 1)),
+        Variant(("pads_not_set",), lambda c: raw(c) - 1),
+        Variant(("no_minus_one", "pads_not_set"), raw),
+        Variant(("pads_zero",), lambda c: fill(raw(c) - 1, c.args[0], 0)),
+        Variant(
             ("arange",),
             lambda c: fill(np.broadcast_to(np.arange(c.args[0].shape[-1]), c.args[0].shape), c.args[0], 1),
         ),
-        _Variant(("batch_axis",), lambda c: fill(raw(c, axis=0) - 1, c.args[0], 1)),
+        Variant(("batch_axis",), lambda c: fill(raw(c, axis=0) - 1, c.args[0], 1)),
     ]
-    return _run(
+    return run_checker(
         "check_position_ids_from_mask",
         "your position ids",
         fn,
@@ -168,29 +165,29 @@ def check_packed_position_ids(fn: Callable) -> str:
     starting at 1, the sequence index instead of the position, start offsets taken from an
     inclusive cumulative sum.
     """
-    _check_fn("check_packed_position_ids", fn)
+    check_fn("check_packed_position_ids", fn)
     rng = np.random.default_rng(18)
     specs = [[3, 1, 2], [4, 7, 2, 9], [1, 1, 1], [6, 5], [2, 3]]
     specs += [rng.integers(1, 12, size=n).tolist() for n in (4, 7)]
     cases = []
     for spec in specs:
         lengths = np.array(spec, dtype=np.int64)
-        cases.append(_Case((lengths,), {}, packed_position_ids(lengths), 0.0, f"lengths={spec}"))
+        cases.append(Case((lengths,), {}, packed_position_ids(lengths), 0.0, f"lengths={spec}"))
 
-    def per_sequence(case: _Case, make: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    def per_sequence(case: Case, make: Callable[[int, int], np.ndarray]) -> np.ndarray:
         return np.concatenate([make(s, int(n)) for s, n in enumerate(case.args[0])])
 
-    def inclusive(case: _Case) -> np.ndarray:
+    def inclusive(case: Case) -> np.ndarray:
         lengths = case.args[0]
         return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths), lengths)
 
     variants = [
-        _Variant(("no_restart",), lambda c: np.arange(c.args[0].sum())),
-        _Variant(("start_one",), lambda c: per_sequence(c, lambda s, n: np.arange(1, n + 1))),
-        _Variant(("sequence_index",), lambda c: per_sequence(c, lambda s, n: np.full(n, s))),
-        _Variant(("inclusive_starts",), inclusive),
+        Variant(("no_restart",), lambda c: np.arange(c.args[0].sum())),
+        Variant(("start_one",), lambda c: per_sequence(c, lambda s, n: np.arange(1, n + 1))),
+        Variant(("sequence_index",), lambda c: per_sequence(c, lambda s, n: np.full(n, s))),
+        Variant(("inclusive_starts",), inclusive),
     ]
-    return _run(
+    return run_checker(
         "check_packed_position_ids",
         "your packed position ids",
         fn,
@@ -217,7 +214,7 @@ def check_rerotate_keys(fn: Callable) -> str:
     returned unchanged, the half layout instead of the interleaved one, division instead of
     multiplication, missing factor 2 in ``2i/d``, the ``base`` argument ignored.
     """
-    _check_fn("check_rerotate_keys", fn)
+    check_fn("check_rerotate_keys", fn)
     rng = np.random.default_rng(19)
     cases = []
     specs = [((6, 8), 1, 10000.0), ((6, 8), 5, 10000.0), ((2, 5, 16), 3, 10000.0), ((4, 64), 1000, 10000.0)]
@@ -228,39 +225,39 @@ def check_rerotate_keys(fn: Callable) -> str:
         shifts = np.broadcast_to(np.asarray(delta, dtype=np.float64), (length,)).copy()
         arg = delta.copy() if isinstance(delta, np.ndarray) else delta
         cases.append(
-            _Case(
+            Case(
                 (keys, arg),
                 {"base": base},
                 apply_rope(keys, -shifts, base=base),
-                _position_tol(shifts, scale=4.0),
+                position_tol(shifts, scale=4.0),
                 f"keys of shape {shape}, delta={np.array2string(np.asarray(delta), separator=', ')}, "
                 f"base={base:g}",
             )
         )
 
-    def v(sign: float = -1.0, **kw: object) -> Callable[[_Case], np.ndarray]:
-        def compute(case: _Case) -> np.ndarray:
+    def v(sign: float = -1.0, **kw: object) -> Callable[[Case], np.ndarray]:
+        def compute(case: Case) -> np.ndarray:
             keys, delta = case.args
             shifts = np.broadcast_to(np.asarray(delta, dtype=np.float64), (keys.shape[-2],))
-            return _rope_variant(keys, sign * shifts, case.kwargs["base"], **kw)  # type: ignore[arg-type]
+            return rope_variant(keys, sign * shifts, case.kwargs["base"], **kw)  # type: ignore[arg-type]
 
         return compute
 
-    def ignored_base(case: _Case) -> np.ndarray:
+    def ignored_base(case: Case) -> np.ndarray:
         keys, delta = case.args
-        return _rope_variant(
+        return rope_variant(
             keys, -np.broadcast_to(np.asarray(delta, float), (keys.shape[-2],)), 10000.0, "interleaved"
         )
 
     variants = [
-        _Variant(("sign",), v(1.0, layout="interleaved")),
-        _Variant(("unchanged",), lambda c: np.asarray(c.args[0], dtype=np.float64)),
-        _Variant(("layout",), v(layout="half")),
-        _Variant(("division",), v(layout="interleaved", division=True)),
-        _Variant(("missing_2",), v(layout="interleaved", missing_2=True)),
-        _Variant(("base_ignored",), ignored_base),
+        Variant(("sign",), v(1.0, layout="interleaved")),
+        Variant(("unchanged",), lambda c: np.asarray(c.args[0], dtype=np.float64)),
+        Variant(("layout",), v(layout="half")),
+        Variant(("division",), v(layout="interleaved", division=True)),
+        Variant(("missing_2",), v(layout="interleaved", missing_2=True)),
+        Variant(("base_ignored",), ignored_base),
     ]
-    return _run(
+    return run_checker(
         "check_rerotate_keys",
         "your re-rotated keys",
         fn,

@@ -22,9 +22,18 @@ import numpy as np
 from .._arrays import is_real_dtype
 from ..alibi import alibi_slopes
 from ..bias_families import fire_bias, kerple_bias
-from ._runner import _call_case, _Case, _check_fn, _mistake_error, _mistakes, _run, _short_repr, _Variant
+from ._runner import (
+    Case,
+    Variant,
+    call_case,
+    check_fn,
+    mistake_error,
+    register_mistakes,
+    run_checker,
+    short_repr,
+)
 
-_KERPLE = _mistakes(
+_KERPLE = register_mistakes(
     "check_kerple_bias",
     no_one_plus=(
         "log kernel without the 1+",
@@ -57,7 +66,7 @@ _KERPLE = _mistakes(
     ),
 )
 
-_FIRE = _mistakes(
+_FIRE = register_mistakes(
     "check_fire_distances",
     key_position=(
         "normalised by the key position instead of the query position",
@@ -110,10 +119,10 @@ def check_kerple_bias(fn: Callable, kind: str = "log") -> str:
     it is finite), the sign flipped, ``r1`` and ``r2`` swapped, the exponent ignored
     (ALiBi's line), the exponent applied to ``r1 |i-j|``, a base-10 logarithm.
     """
-    _check_fn("check_kerple_bias", fn)
+    check_fn("check_kerple_bias", fn)
     if not isinstance(kind, str) or kind not in ("log", "power"):
         raise (ValueError if isinstance(kind, str) else TypeError)(
-            f"check_kerple_bias: the argument kind must be 'log' or 'power', got {_short_repr(kind)}"
+            f"check_kerple_bias: the argument kind must be 'log' or 'power', got {short_repr(kind)}"
         )
     specs = [
         (np.array([1.0]), np.array([1.0]), 5),
@@ -130,29 +139,29 @@ def check_kerple_bias(fn: Callable, kind: str = "log") -> str:
         scale = float(np.abs(expected).max()) or 1.0
         r1_text, r2_text = (np.array2string(a, precision=4, separator=", ") for a in (r1, r2))
         label = f"r1={r1_text}, r2={r2_text}, L={n}"
-        cases.append(_Case((r1.copy(), r2.copy(), n), {}, expected, 1e-10 * scale, label))
+        cases.append(Case((r1.copy(), r2.copy(), n), {}, expected, 1e-10 * scale, label))
 
-    def variant(kernel: Callable) -> Callable[[_Case], np.ndarray]:
+    def variant(kernel: Callable) -> Callable[[Case], np.ndarray]:
         return lambda case: _kerple_kernel(case.args[0], case.args[1], case.args[2], kernel)
 
     if kind == "log":
         if _matches_without_one_plus(fn, cases):
-            raise _mistake_error("your KERPLE bias (log)", _KERPLE, ("no_one_plus",))
+            raise mistake_error("your KERPLE bias (log)", _KERPLE, ("no_one_plus",))
         variants = [
-            _Variant(("sign",), variant(lambda a, b, d: a * np.log1p(b * d))),
-            _Variant(("swapped",), variant(lambda a, b, d: -b * np.log1p(a * d))),
-            _Variant(("log10",), variant(lambda a, b, d: -a * np.log10(1.0 + b * d))),
-            _Variant(("line",), variant(lambda a, b, d: -a * d)),
+            Variant(("sign",), variant(lambda a, b, d: a * np.log1p(b * d))),
+            Variant(("swapped",), variant(lambda a, b, d: -b * np.log1p(a * d))),
+            Variant(("log10",), variant(lambda a, b, d: -a * np.log10(1.0 + b * d))),
+            Variant(("line",), variant(lambda a, b, d: -a * d)),
         ]
     else:
         variants = [
-            _Variant(("sign",), variant(lambda a, b, d: a * d**b)),
-            _Variant(("swapped",), variant(lambda a, b, d: -b * d**a)),
-            _Variant(("line",), variant(lambda a, b, d: -a * d)),
-            _Variant(("line", "sign"), variant(lambda a, b, d: a * d)),
-            _Variant(("power_of_product",), variant(lambda a, b, d: -((a * d) ** b))),
+            Variant(("sign",), variant(lambda a, b, d: a * d**b)),
+            Variant(("swapped",), variant(lambda a, b, d: -b * d**a)),
+            Variant(("line",), variant(lambda a, b, d: -a * d)),
+            Variant(("line", "sign"), variant(lambda a, b, d: a * d)),
+            Variant(("power_of_product",), variant(lambda a, b, d: -((a * d) ** b))),
         ]
-    return _run(
+    return run_checker(
         "check_kerple_bias",
         f"your KERPLE bias ({kind})",
         fn,
@@ -164,13 +173,13 @@ def check_kerple_bias(fn: Callable, kind: str = "log") -> str:
     )
 
 
-def _matches_without_one_plus(fn: Callable, cases: list[_Case]) -> bool:
+def _matches_without_one_plus(fn: Callable, cases: list[Case]) -> bool:
     """True if ``fn`` gives -r1 ln(r2 |i-j|) off the diagonal on every case (any diagonal)."""
     for case in cases:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
-                out = _call_case(fn, case, "your KERPLE bias (log)")
+                out = call_case(fn, case, "your KERPLE bias (log)")
             except Exception:  # the run proper reports it
                 return False
             if not isinstance(out, np.ndarray) or out.shape != case.expected.shape:
@@ -212,17 +221,17 @@ def check_fire_distances(fn: Callable) -> str:
     for q, k, c, thr in specs:
         expected = fire_bias(lambda u: u, q, k, c=c, threshold=thr, causal=False)
         cases.append(
-            _Case((q, k, c, thr), {}, expected, 1e-12, f"q_len={q}, k_len={k}, c={c}, threshold={thr}")
+            Case((q, k, c, thr), {}, expected, 1e-12, f"q_len={q}, k_len={k}, c={c}, threshold={thr}")
         )
 
-    def grid(case: _Case) -> tuple[np.ndarray, np.ndarray]:
+    def grid(case: Case) -> tuple[np.ndarray, np.ndarray]:
         q, k = case.args[0], case.args[1]
         i = np.arange(q)[:, None] + (k - q)
         j = np.arange(k)[None, :]
         return i.astype(np.float64), j.astype(np.float64)
 
     def v(*, norm: str = "query", psi_log: bool = True, row: bool = False, c_one: bool = False):
-        def compute(case: _Case) -> np.ndarray:
+        def compute(case: Case) -> np.ndarray:
             q, k, c, thr = case.args
             c = 1.0 if c_one else c
             i, j = grid(case)
@@ -244,13 +253,13 @@ def check_fire_distances(fn: Callable) -> str:
         return compute
 
     variants = [
-        _Variant(("key_position",), v(norm="key")),
-        _Variant(("row_index",), v(row=True)),
-        _Variant(("sequence_length",), v(norm="length")),
-        _Variant(("no_log",), v(psi_log=False)),
-        _Variant(("c_ignored",), v(c_one=True)),
+        Variant(("key_position",), v(norm="key")),
+        Variant(("row_index",), v(row=True)),
+        Variant(("sequence_length",), v(norm="length")),
+        Variant(("no_log",), v(psi_log=False)),
+        Variant(("c_ignored",), v(c_one=True)),
     ]
-    return _run(
+    return run_checker(
         "check_fire_distances",
         "your FIRE distances",
         fn,

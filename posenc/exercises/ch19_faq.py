@@ -20,10 +20,10 @@ import numpy as np
 
 from ..rope import apply_rope, rope_layout_permutation
 from ..sinusoidal import frequencies
-from ._runner import _Case, _check_fn, _mistakes, _run, _Variant
+from ._runner import Case, Variant, check_fn, register_mistakes, run_checker
 from .ch14_frequencies import partial_rope_cases
 
-_ROWS = _mistakes(
+_ROWS = register_mistakes(
     "check_layout_rows",
     global_perm=(
         "one permutation of the whole axis instead of one per head",
@@ -46,7 +46,7 @@ _ROWS = _mistakes(
     ),
 )
 
-_PARTIAL = _mistakes(
+_PARTIAL = register_mistakes(
     "check_partial_rope_half",
     full_freqs=(
         "the full head's frequencies",
@@ -94,23 +94,23 @@ def check_layout_rows(fn: Callable) -> str:
     """
     specs = [(2, 4), (2, 8), (3, 8), (4, 16), (8, 64), (5, 12), (32, 128)]
     cases = [
-        _Case((h, d), {}, _per_head(h, rope_layout_permutation(d)), 0.0, f"n_heads={h}, d_head={d}")
+        Case((h, d), {}, _per_head(h, rope_layout_permutation(d)), 0.0, f"n_heads={h}, d_head={d}")
         for h, d in specs
     ]
 
-    def inverse(case: _Case) -> np.ndarray:
+    def inverse(case: Case) -> np.ndarray:
         h, d = case.args
         return _per_head(h, np.argsort(rope_layout_permutation(d)))
 
     variants = [
-        _Variant(("global_perm",), lambda c: rope_layout_permutation(c.args[0] * c.args[1])),
-        _Variant(("inverse",), inverse),
-        _Variant(("identity",), lambda c: np.arange(c.args[0] * c.args[1])),
-        _Variant(
+        Variant(("global_perm",), lambda c: rope_layout_permutation(c.args[0] * c.args[1])),
+        Variant(("inverse",), inverse),
+        Variant(("identity",), lambda c: np.arange(c.args[0] * c.args[1])),
+        Variant(
             ("first_head",), lambda c: _per_head(c.args[0], rope_layout_permutation(c.args[1]), range(1))
         ),
     ]
-    return _run(
+    return run_checker(
         "check_layout_rows",
         "your row order",
         fn,
@@ -171,7 +171,7 @@ def check_partial_rope_half(fn: Callable) -> str:
     channels rotated instead of the first, the pass-through channels dropped, the
     interleaved pairing, the whole head rotated.
     """
-    _check_fn("check_partial_rope_half", fn)
+    check_fn("check_partial_rope_half", fn)
     rng = np.random.default_rng(19)
     specs = [
         ((6, 16), 4, np.arange(6, dtype=np.float64), 10000.0),
@@ -185,7 +185,7 @@ def check_partial_rope_half(fn: Callable) -> str:
     cases = partial_rope_cases(specs, rng, layout="half")
 
     def v(**kw):
-        def compute(case: _Case) -> np.ndarray:
+        def compute(case: Case) -> np.ndarray:
             x, positions, r = case.args
             if kw.get("freq_width") == "d":
                 kw2 = {**kw, "freq_width": x.shape[-1]}
@@ -196,16 +196,16 @@ def check_partial_rope_half(fn: Callable) -> str:
         return compute
 
     variants = [
-        _Variant(("full_freqs",), v(freq_width="d")),
-        _Variant(("last",), v(last=True)),
-        _Variant(("dropped",), v(dropped=True)),
-        _Variant(("interleaved",), v(layout="interleaved")),
-        _Variant(
+        Variant(("full_freqs",), v(freq_width="d")),
+        Variant(("last",), v(last=True)),
+        Variant(("dropped",), v(dropped=True)),
+        Variant(("interleaved",), v(layout="interleaved")),
+        Variant(
             ("whole_head",),
             lambda c: apply_rope(c.args[0], c.args[1], base=c.kwargs["base"], layout="half"),
         ),
     ]
-    return _run(
+    return run_checker(
         "check_partial_rope_half",
         "your partial RoPE",
         fn,

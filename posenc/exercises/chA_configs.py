@@ -18,9 +18,9 @@ import numpy as np
 
 from ..alibi import alibi_slopes
 from ..rope import rope_frequencies
-from ._runner import _Case, _mistakes, _run, _Variant
+from ._runner import Case, Variant, register_mistakes, run_checker
 
-_WAVE = _mistakes(
+_WAVE = register_mistakes(
     "check_wavelengths",
     missing_2pi=(
         "missing 2*pi (a period in radians per unit angle, not in positions)",
@@ -37,7 +37,7 @@ _WAVE = _mistakes(
     base_ignored=("base argument ignored", "use the base you are given, not the constant 10000."),
 )
 
-_YARN = _mistakes(
+_YARN = register_mistakes(
     "check_yarn_ratio",
     no_truncation=(
         "ramp bounds not rounded (floor/ceil)",
@@ -60,7 +60,7 @@ _YARN = _mistakes(
     ),
 )
 
-_MPT = _mistakes(
+_MPT = register_mistakes(
     "check_mpt_alibi_slopes",
     bias_max_ignored=(
         "alibi_bias_max ignored (always 8)",
@@ -97,16 +97,16 @@ def check_wavelengths(fn: Callable) -> str:
     """
     grid = [(2, 10000.0), (8, 10000.0), (64, 10000.0), (96, 10000.0), (128, 500000.0), (256, 1e6), (64, 10.0)]
     cases = [
-        _Case((d, b), {}, 2 * math.pi / rope_frequencies(d, b), 1e-12, f"d_head={d}, base={b:g}")
+        Case((d, b), {}, 2 * math.pi / rope_frequencies(d, b), 1e-12, f"d_head={d}, base={b:g}")
         for d, b in grid
     ]
     variants = [
-        _Variant(("missing_2pi",), lambda c: _wave(*c.args, two_pi=False)),
-        _Variant(("frequencies",), lambda c: rope_frequencies(*c.args)),
-        _Variant(("missing_2",), lambda c: _wave(*c.args, exponent=1.0)),
-        _Variant(("base_ignored",), lambda c: _wave(c.args[0], 10000.0)),
+        Variant(("missing_2pi",), lambda c: _wave(*c.args, two_pi=False)),
+        Variant(("frequencies",), lambda c: rope_frequencies(*c.args)),
+        Variant(("missing_2",), lambda c: _wave(*c.args, exponent=1.0)),
+        Variant(("base_ignored",), lambda c: _wave(c.args[0], 10000.0)),
     ]
-    return _run(
+    return run_checker(
         "check_wavelengths",
         "your wavelengths",
         fn,
@@ -176,7 +176,7 @@ def check_yarn_ratio(fn: Callable) -> str:
         }
         expected = rope_frequencies(d, b, sc) / rope_frequencies(d, b)
         cases.append(
-            _Case(
+            Case(
                 (d, b, s, L0),
                 {"beta_fast": bf, "beta_slow": bs},
                 expected,
@@ -189,12 +189,12 @@ def check_yarn_ratio(fn: Callable) -> str:
         return lambda c: _yarn_ratio(*c.args, **c.kwargs, **kw)
 
     variants = [
-        _Variant(("no_truncation",), variant(truncate=False)),
-        _Variant(("reversed",), variant(reverse=True)),
-        _Variant(("no_2pi",), variant(two_pi=False)),
-        _Variant(("multiplied",), variant(multiply=True)),
+        Variant(("no_truncation",), variant(truncate=False)),
+        Variant(("reversed",), variant(reverse=True)),
+        Variant(("no_2pi",), variant(two_pi=False)),
+        Variant(("multiplied",), variant(multiply=True)),
     ]
-    return _run(
+    return run_checker(
         "check_yarn_ratio",
         "your YaRN ratios",
         fn,
@@ -221,7 +221,7 @@ def check_mpt_alibi_slopes(fn: Callable) -> str:
     grid = [(n, 8.0) for n in (1, 2, 3, 5, 6, 7, 12, 24, 32)]
     grid += [(n, b) for n in (1, 3, 4, 6, 10, 16, 20, 40, 56, 64, 112) for b in (4.0, 12.0, 16.0)]
     cases = [
-        _Case(
+        Case(
             (n,),
             {"alibi_bias_max": b},
             alibi_slopes(n) ** (b / 8.0),
@@ -242,12 +242,12 @@ def check_mpt_alibi_slopes(fn: Callable) -> str:
         return _geo(C, b)[:n]
 
     variants = [
-        _Variant(("bias_max_ignored",), lambda c: alibi_slopes(c.args[0])),
-        _Variant(("geometric",), lambda c: _geo(c.args[0], c.kwargs["alibi_bias_max"])),
-        _Variant(("round_up",), lambda c: round_up(c.args[0], c.kwargs["alibi_bias_max"])),
-        _Variant(("off_by_one",), lambda c: off_by_one(c.args[0], c.kwargs["alibi_bias_max"])),
+        Variant(("bias_max_ignored",), lambda c: alibi_slopes(c.args[0])),
+        Variant(("geometric",), lambda c: _geo(c.args[0], c.kwargs["alibi_bias_max"])),
+        Variant(("round_up",), lambda c: round_up(c.args[0], c.kwargs["alibi_bias_max"])),
+        Variant(("off_by_one",), lambda c: off_by_one(c.args[0], c.kwargs["alibi_bias_max"])),
     ]
-    return _run(
+    return run_checker(
         "check_mpt_alibi_slopes",
         "your MPT slopes",
         fn,
