@@ -36,12 +36,8 @@ the parameters by hand and takes Adam steps.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from .._kept_phases import rope_phases
-from .._rope_inputs import rotate_checked
 from .._validation import (
     check_choice,
     check_finite_real,
@@ -54,8 +50,7 @@ from .._validation import (
     check_width,
 )
 from ..relative import t5_relative_position_bucket
-from ..rope import _frequencies
-from ..sinusoidal import sinusoidal_encoding
+from ._probe_tables import causal_mask, rotate_rows, sinusoidal_rows, t5_buckets
 from .tasks import check_tokens, copy_targets, copy_task, shifted_targets
 
 METHODS = ("sinusoidal", "learned", "rope", "t5", "alibi")
@@ -66,51 +61,6 @@ MAX_STEPS = 10**6
 # fit_probe: steps * batch * train_len**2 * (vocab + d) (one pass over the scores each)
 MAX_WORK = 2**34  # about 1 ns each (measured): at most about 20 s
 MAX_WORK_TEXT = "2**34"
-
-
-@lru_cache(maxsize=16)
-def _causal_mask(length: int) -> tuple[np.ndarray, np.ndarray]:
-    """``mask[i, j] = j <= i`` and its complement, shape ``(length, length)`` (read-only, shared)."""
-    mask = np.tril(np.ones((length, length), dtype=bool))
-    above = ~mask
-    mask.setflags(write=False)
-    above.setflags(write=False)
-    return mask, above
-
-
-@lru_cache(maxsize=16)
-def _sinusoidal_rows(length: int, d: int) -> np.ndarray:
-    """``sinusoidal_encoding(length, d)``, read-only: a fit reads the same table at every step."""
-    pe = sinusoidal_encoding(length, d)
-    pe.setflags(write=False)
-    return pe
-
-
-@lru_cache(maxsize=16)
-def _rope_phases(length: int, d: int, sign: float) -> np.ndarray:
-    """The phases by which ``apply_rope(x, sign * np.arange(length))`` turns the rows of
-    ``x`` (``(length, d)``, base 10000, interleaved pairs), computed as apply_rope computes
-    them (by the same function), read-only: a fit rotates by the same phases at every step."""
-    pos = sign * np.arange(length, dtype=np.float64)
-    phase = rope_phases(pos, *_frequencies(d, pos, 10000.0, None, None))
-    phase.setflags(write=False)
-    return phase
-
-
-def _rope(x: np.ndarray, sign: float = 1.0) -> np.ndarray:
-    """``apply_rope(x, sign * np.arange(len(x)))`` for a float64 ``(L, d)`` ``x``, with cached phases."""
-    return rotate_checked(x, _rope_phases(x.shape[0], x.shape[1], sign), "interleaved")
-
-
-@lru_cache(maxsize=16)
-def _t5_buckets(length: int, num_buckets: int, max_distance: int) -> np.ndarray:
-    """Unidirectional T5 buckets of ``key - query`` for ``length`` positions, read-only."""
-    i = np.arange(length)
-    buckets = t5_relative_position_bucket(
-        i[None, :] - i[:, None], bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
-    )
-    buckets.setflags(write=False)
-    return buckets
 
 
 class AttentionProbe:
@@ -196,9 +146,6 @@ class AttentionProbe:
         """Number of learned scalars in the position term (everything except ``C``)."""
         return int(sum(v.size for k, v in self.params.items() if k != "C"))
 
-    def _buckets(self, length: int) -> np.ndarray:
-        return _t5_buckets(length, self.num_buckets, self.max_distance)
-
     def position_scores(self, length: int) -> np.ndarray:
         """The position term :math:`P` of shape ``(length, length)`` (before the causal mask), float64.
 
@@ -214,7 +161,7 @@ class AttentionProbe:
         the sinusoidal table, or RoPE's rotated ``a`` and ``b``."""
         p = self.params
         if self.method == "sinusoidal":
-            pe = _sinusoidal_rows(length, self.d)
+            pe = sinusoidal_rows(length, self.d)
             return pe @ p["A"] @ pe.T, (pe,)
         if self.method == "learned":
             if length > self.max_len:
@@ -224,11 +171,11 @@ class AttentionProbe:
                 )
             return p["U"][:length] @ p["V"][:length].T, ()
         if self.method == "rope":
-            qa = _rope(np.broadcast_to(p["a"], (length, self.d)))
-            kb = _rope(np.broadcast_to(p["b"], (length, self.d)))
+            qa = rotate_rows(np.broadcast_to(p["a"], (length, self.d)))
+            kb = rotate_rows(np.broadcast_to(p["b"], (length, self.d)))
             return qa @ kb.T, (qa, kb)
         if self.method == "t5":
-            return p["beta"][self._buckets(length)], ()
+            return p["beta"][t5_buckets(length, self.num_buckets, self.max_distance)], ()
         i = np.arange(length, dtype=np.float64)
         with np.errstate(over="ignore"):
             return -self.slope * (i[:, None] - i[None, :]), ()
@@ -270,7 +217,7 @@ class AttentionProbe:
             # one flat gather: several times faster than C[x[:, :, None], x[:, None, :]]
             scores = np.take(self.params["C"].ravel(), pairs)
             scores += position
-        mask, above = _causal_mask(length)
+        mask, above = causal_mask(length)
         # Entries above the diagonal are masked out: only a non-finite score on or below it is
         # an error (the whole array is checked first, the common case, all finite).
         if not np.isfinite(scores).all() and not np.isfinite(scores[:, mask]).all():
@@ -344,11 +291,13 @@ class AttentionProbe:
         elif self.method == "rope":
             qa, kb = reused
             # R_i^T = R_{-i}: rotate back by minus the positions
-            grads["a"] = _rope(dP @ kb, -1.0).sum(axis=0)
-            grads["b"] = _rope(dP.T @ qa, -1.0).sum(axis=0)
+            grads["a"] = rotate_rows(dP @ kb, -1.0).sum(axis=0)
+            grads["b"] = rotate_rows(dP.T @ qa, -1.0).sum(axis=0)
         elif self.method == "t5":
             grads["beta"] = np.bincount(
-                self._buckets(length).ravel(), weights=dP.ravel(), minlength=self.num_buckets
+                t5_buckets(length, self.num_buckets, self.max_distance).ravel(),
+                weights=dP.ravel(),
+                minlength=self.num_buckets,
             )
         return loss, grads
 

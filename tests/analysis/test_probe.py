@@ -79,13 +79,13 @@ def test_rope_position_term_complex_form() -> None:
 def test_rope_term_rotates_as_apply_rope_bit_for_bit() -> None:
     # the probe rotates with phases it keeps between steps; apply_rope computes them anew
     from posenc import apply_rope
-    from posenc.analysis.probe import _rope
+    from posenc.analysis._probe_tables import rotate_rows
 
     x = np.random.default_rng(5).standard_normal((9, 8))
-    assert np.array_equal(_rope(x), apply_rope(x))
+    assert np.array_equal(rotate_rows(x), apply_rope(x))
     back = -np.arange(9, dtype=np.float64)
-    assert np.array_equal(_rope(x, -1.0), apply_rope(x, back))
-    assert not np.array_equal(_rope(x, -1.0), _rope(x))  # the sign is used
+    assert np.array_equal(rotate_rows(x, -1.0), apply_rope(x, back))
+    assert not np.array_equal(rotate_rows(x, -1.0), rotate_rows(x))  # the sign is used
 
 
 def test_infinite_scores_above_the_diagonal_are_masked_not_refused() -> None:
