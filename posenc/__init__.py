@@ -14,6 +14,7 @@ on first use of ``posenc.symbolic``.
 """
 
 from . import analysis, plotting, reference, symbolic
+from ._rotate import get_num_threads, set_num_threads
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
 from .attention import attention, causal_mask, permutation_matrix, self_attention, softmax, taylor_terms
@@ -86,6 +87,7 @@ __all__ = [
     "dot_product_distance",
     "encoding_statistics",
     "frequencies",
+    "get_num_threads",
     "interleaved_to_split",
     "iter_sinusoidal_blocks",
     "permutation_matrix",
@@ -96,6 +98,7 @@ __all__ = [
     "rope_matrix",
     "rotate_by_angles",
     "self_attention",
+    "set_num_threads",
     "shaw_relative_logits",
     "shaw_relative_positions",
     "sinusoidal_encoding",

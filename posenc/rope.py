@@ -38,7 +38,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._arrays import as_positions, as_real_array, check_finite_result, check_token_shape
-from ._kept_phases import rope_phases
 from ._rope_inputs import rotate_checked
 from ._rotate import unit_phases
 from ._validation import (
@@ -263,7 +262,7 @@ def apply_rope(
     Angles :math:`m\theta_i` are formed in float64 from float64 positions; the arithmetic
     is float64 and only the result is cast back to the input's float dtype (integer input
     gives float64). Each pair is rotated by one complex128 product with the float64
-    phase :math:`s\cos m\theta_i + \mathrm{i}\,s\sin m\theta_i` (``posenc._rotate``;
+    phase :math:`s\cos m\theta_i + \mathrm{i}\,s\sin m\theta_i` (the one kernel;
     :math:`s` the attention factor, 1 unless ``yarn`` or ``longrope``), so before that final rounding every
     component is within :math:`4 \cdot 2^{-52} s(|a| + |b|)` of the exact
     :math:`(a + \mathrm{i}b)\,s\,e^{\mathrm{i}\phi}`, :math:`\phi` the float64 angle
@@ -272,10 +271,8 @@ def apply_rope(
     ``yarn`` or ``longrope`` both cos and sin are multiplied by the attention factor (so
     :math:`\langle q', k'\rangle` scales by its square). For ``dynamic`` and
     ``longrope`` the current length ``seq_len`` defaults to ``max(positions) + 1`` (over
-    every sequence), as transformers' dynamic and longrope updates. The phases of a 1-D row
-    of positions are kept for later calls with the same positions, frequencies and
-    attention factor (``posenc._kept_phases``: the last four, up to 2**19 pairs each), as a
-    model rotates its queries and keys by the same phases in every layer.
+    every sequence), as transformers' dynamic and longrope updates. Nothing is kept
+    between calls, and no thread is started unless asked for (:func:`~posenc.set_num_threads`).
 
     Accepted input (anything else raises ``TypeError``/``ValueError`` naming the
     argument): ``x`` a non-empty real array-like (any integer or float dtype; bools,
@@ -300,7 +297,7 @@ def apply_rope(
     rot = _rotary_dim(rotary_dim, d, scaling)
     pos = _positions(positions, arr.shape[:-1])
     inv, attention_factor = _frequencies(rot, pos, base, scaling, seq_len)
-    return rotate_checked(arr, rope_phases(pos, inv, attention_factor), layout, rot)
+    return rotate_checked(arr, unit_phases(pos[..., None] * inv, attention_factor), layout, rot)
 
 
 def rotate_by_angles(x: np.ndarray, angles: object, *, layout: str = "interleaved") -> np.ndarray:

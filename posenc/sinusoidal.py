@@ -143,9 +143,7 @@ def sinusoidal_encoding(
             raise ValueError(f"out must have shape {shape} and dtype {dt}, got {out.shape} and {out.dtype}")
         if not out.flags.writeable:
             raise ValueError("out must be writable")
-    fill(
-        out, pos, d_model, base, layout, consecutive=True if isinstance(positions, numbers.Integral) else None
-    )
+    fill(out, pos, d_model, base, layout)
     return out
 
 
@@ -193,14 +191,13 @@ def _iter_blocks(
     layout: str,
     dt: np.dtype,
 ):
-    consecutive = True if isinstance(pos, int) else None
     for a in range(0, length, block):
         if isinstance(pos, int):
             rows = np.arange(a, min(a + block, length), dtype=np.float64)
         else:
             rows = pos[a : a + block]
         buf = np.empty((rows.size, d_model), dtype=dt)
-        fill(buf, rows, d_model, base, layout, consecutive)
+        fill(buf, rows, d_model, base, layout)
         yield a, buf
 
 

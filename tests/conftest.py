@@ -173,21 +173,27 @@ def public_functions(*module_names: str) -> set[str]:
 
 
 @pytest.fixture
-def pool_sizes(monkeypatch) -> list[tuple[str, int]]:
-    """The work posenc shares among threads (posenc._rotate._share), in order.
+def num_threads():
+    """``num_threads(n)`` sets ``posenc.set_num_threads(n)`` for the test; restored after it."""
+    import posenc
 
-    One ``(name, threads)`` per sharing call: the name of the function shared (e.g.
-    ``"fill_some"`` for a table's rows, ``"rotate_some"`` for RoPE's tiles) and how
-    many threads computed it (the caller's included).
-    """
+    previous = posenc.get_num_threads()
+    yield posenc.set_num_threads
+    posenc.set_num_threads(previous)
+
+
+@pytest.fixture
+def started_threads(monkeypatch) -> list[str]:
+    """The names of the threads posenc's kernels start during the test, in order."""
     import posenc._rotate as rotate
 
-    sizes: list[tuple[str, int]] = []
-    real_share = rotate._share
+    names: list[str] = []
+    real_thread = rotate.threading.Thread
 
-    def counting_share(fn, calls):
-        sizes.append((fn.__name__, len(calls)))
-        return real_share(fn, calls)
+    class CountingThread(real_thread):
+        def start(self) -> None:
+            names.append(self.name)
+            super().start()
 
-    monkeypatch.setattr(rotate, "_share", counting_share)
-    return sizes
+    monkeypatch.setattr(rotate.threading, "Thread", CountingThread)
+    return names

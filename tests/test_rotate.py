@@ -1,4 +1,4 @@
-"""The RoPE rotation kernel (posenc._rotate) through apply_rope, against independent oracles.
+"""The rotation kernel (posenc/_rotate.py) through apply_rope, against independent oracles.
 
 The oracles never call posenc: the inverse frequencies are mpmath's base**(-2i/d) rounded
 once to float64 (tests/conftest.py), the angle is formed in float64 as ``m * theta_i`` (the
@@ -99,14 +99,14 @@ def half_ulp(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 @pytest.fixture(
     params=["default", "tiny", "tiny-threads"], ids=["default-tiles", "tiny-tiles", "tiny-tiles-threads"]
 )
-def tiles(request, monkeypatch):
+def tiles(request, monkeypatch, num_threads):
     """Run with the default tile size, with 3 pairs per tile (many tiles, partial ones), and
-    with 3 pairs per tile shared among 4 threads whatever the size and the machine."""
+    with 3 pairs per tile shared among 4 threads whatever the size."""
     if request.param != "default":
         monkeypatch.setattr(posenc._rotate, "TILE_PAIRS", 3)
     if request.param == "tiny-threads":
         monkeypatch.setattr(posenc._rotate, "THREAD_MIN_PAIRS", 0)
-        monkeypatch.setattr(posenc._rotate, "_cpu_count", lambda: 4)
+        num_threads(4)
     return request.param
 
 
@@ -269,21 +269,21 @@ def test_non_finite_input_is_refused(tiles, layout, bad):
 
 @pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_threads_give_the_bits_of_one_thread(monkeypatch, pool_sizes, layout, dtype):
-    # Above THREAD_MIN_PAIRS the tiles are shared among threads; the result must be the
-    # one-thread result bit for bit (each tile is computed by the same calls).
+def test_threads_give_the_bits_of_one_thread(monkeypatch, num_threads, started_threads, layout, dtype):
+    # Above THREAD_MIN_PAIRS, with set_num_threads(2), the tiles are shared between two
+    # threads; the result must be the one-thread result bit for bit.
     rng = np.random.default_rng(15)
     x = rng.standard_normal((3, 6, 300, 64)).astype(dtype)  # 172,800 pairs
     pos = rng.integers(-(10**6), 10**6, size=300)
     monkeypatch.setattr(posenc._rotate, "THREAD_MIN_PAIRS", 100_000)
     monkeypatch.setattr(posenc._rotate, "TILE_PAIRS", 5000)  # many tiles for each thread
-    monkeypatch.setattr(posenc._rotate, "_cpu_count", lambda: 2)
+    num_threads(2)
     threaded = apply_rope(x, pos, layout=layout)
-    assert ("rotate_some", 2) in pool_sizes  # the tiles were shared between two threads
-    monkeypatch.setattr(posenc._rotate, "THREAD_MIN_PAIRS", 10**12)
-    pool_sizes.clear()
+    assert len(started_threads) == 1  # one thread besides the caller
+    num_threads(1)
+    started_threads.clear()
     one = apply_rope(x, pos, layout=layout)
-    assert pool_sizes == []
+    assert started_threads == []
     np.testing.assert_array_equal(threaded, one)
 
 
@@ -295,57 +295,30 @@ def test_overflowing_result_is_refused():
         apply_rope(x, [0, 1])
 
 
-def test_shared_work_ends_before_the_caller_returns_even_when_it_raises():
-    # posenc._rotate._share runs the first call in this thread and the others in the kept
-    # workers; when the first raises, the others must still have ended before the error
+def test_shared_work_ends_before_the_caller_returns_even_when_it_raises(num_threads):
+    # posenc._rotate.in_threads runs the first run in this thread and the others in threads
+    # of the call; when the first raises, the others must still have ended before the error
     # reaches the caller (they may be writing into the caller's array).
     import threading
     import time
 
-    from posenc._rotate import _share
+    from posenc._rotate import THREAD_MIN_PAIRS, in_threads
 
+    num_threads(2)
     ended = threading.Event()
 
-    def work(k):
-        if k == 0:
+    def work(run):
+        if run == [0]:
             raise RuntimeError("first call fails")
         time.sleep(0.2)
         ended.set()
-        return k
+        return run
 
     with pytest.raises(RuntimeError, match="first call fails"):
-        _share(work, [(0,), (1,)])
+        in_threads(work, [0, 1], THREAD_MIN_PAIRS)
     assert ended.is_set()
-    assert _share(lambda k: k * k, [(2,), (3,), (4,)]) == [4, 9, 16]
-
-
-def test_a_forked_child_shares_work_with_threads_of_its_own(monkeypatch):
-    # The workers are kept for the life of the process; a child forked after they started
-    # has none of them and must start its own (a table computed there by two threads).
-    import multiprocessing
-
-    import posenc._rotate as rotate
-    import posenc._table as table
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("no fork on this platform")
-    monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
-    monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 1000)
-    monkeypatch.setattr(table, "_CHUNK_PAIRS", 1 << 12)  # many row ranges, shared by two threads
-    parent = posenc.sinusoidal_encoding(np.arange(3, 3000), 64)
-    assert rotate._workers is not None
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        child = pool.apply(_threaded_table_in_child)
-    np.testing.assert_array_equal(child, parent)
-
-
-def _threaded_table_in_child() -> np.ndarray:
-    import posenc._rotate as rotate
-
-    assert rotate._workers is None  # forgotten at the fork
-    table = posenc.sinusoidal_encoding(np.arange(3, 3000), 64)
-    assert rotate._workers is not None
-    return table
+    num_threads(3)
+    assert in_threads(lambda run: [k * k for k in run], [2, 3, 4], THREAD_MIN_PAIRS) == [[4], [9], [16]]
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -373,31 +346,121 @@ def test_tile_finiteness_check_agrees_with_isfinite(dtype):
                 assert _tile_finite(view) == bool(np.all(np.isfinite(view)))
 
 
-def test_shared_runs_cover_every_tile_once_and_a_slow_thread_takes_fewer(monkeypatch):
-    # posenc._rotate.in_threads cuts the tiles into contiguous runs that the threads take in
-    # turn: every tile is in exactly one run, and a thread slowed down (here the worker,
-    # which sleeps on each run) takes fewer runs than the one that is not.
+def test_shared_runs_cover_every_tile_once_in_order(num_threads):
+    # posenc._rotate.in_threads cuts the tiles into one contiguous run per thread: every
+    # tile is in exactly one run, in order; below THREAD_MIN_PAIRS pairs, or with one
+    # thread, there is one run of every tile, computed in the calling thread.
     import threading
-    import time
 
     import posenc._rotate as rotate
 
-    monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
     caller = threading.get_ident()
     tiles = list(range(100))
 
-    def work(runs):
-        taken = []
-        for run in runs:
-            assert run == list(range(run[0], run[-1] + 1))
-            if threading.get_ident() != caller:
-                time.sleep(0.05)
-            taken.append(run)
-        return taken
+    def work(run):
+        assert run == list(range(run[0], run[-1] + 1))
+        return run, threading.get_ident() == caller
 
+    num_threads(3)
     results = rotate.in_threads(work, tiles, pairs=rotate.THREAD_MIN_PAIRS)
-    assert len(results) == 2
-    assert sorted(t for runs in results for run in runs for t in run) == tiles
-    assert sum(len(runs) for runs in results) == 2 * rotate.RUNS_PER_THREAD
-    assert len(results[0]) > len(results[1])  # the caller took more runs than the slow worker
-    assert rotate.in_threads(work, tiles, pairs=rotate.THREAD_MIN_PAIRS - 1) == [[tiles]]
+    assert len(results) == 3
+    assert [t for run, _ in results for t in run] == tiles
+    assert [in_caller for _, in_caller in results] == [True, False, False]
+    assert rotate.in_threads(work, tiles, pairs=rotate.THREAD_MIN_PAIRS - 1) == [(tiles, True)]
+    num_threads(1)
+    assert rotate.in_threads(work, tiles, pairs=10 * rotate.THREAD_MIN_PAIRS) == [(tiles, True)]
+
+
+# Repeated calls: nothing is kept between them, and each call rotates by its own positions.
+REPEATED_CALLS = {
+    "default positions": {},
+    "offset positions": {"positions": np.arange(7, 7 + 12)},
+    "fractional positions": {"positions": np.linspace(-3.5, 40.25, 12)},
+    "dynamic NTK, length from the positions": {
+        "positions": np.arange(100, 112),
+        "scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 64},
+    },
+    "yarn attention factor": {
+        "scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8}
+    },
+    "partial rotary": {"rotary_dim": 4},
+}
+
+
+def _x(shape, seed=0, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", list(REPEATED_CALLS))
+def test_a_repeated_call_gives_the_same_bits(name, dtype, layout):
+    x = _x((2, 3, 12, 8), dtype=dtype)
+    first = apply_rope(x, layout=layout, **REPEATED_CALLS[name])
+    second = apply_rope(x, layout=layout, **REPEATED_CALLS[name])
+    assert first.tobytes() == second.tobytes()
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_other_positions_of_the_same_length_get_their_own_phases(layout):
+    x = _x((1, 5, 6))
+    apply_rope(x, layout=layout)
+    for positions in ([1, 2, 3, 4, 5], [0, 1, 2, 3, 5], [0.0, 1.0, 2.0, 3.0, 4.5]):
+        got = apply_rope(x, positions, layout=layout)
+        assert_within(got, mp_rotation(x, positions, layout), pair_bound(x, layout))
+    # the first positions again: still the rotation of positions 0..4
+    assert_within(apply_rope(x, layout=layout), mp_rotation(x, range(5), layout), pair_bound(x, layout))
+
+
+def test_a_zero_of_the_other_sign_is_another_position():
+    # The pair (1, -0.0) at angle -0.0: sin(-0.0) = -0.0, and the second component
+    # 1 * sin + (-0.0) * cos is -0.0; at angle +0.0 it is +0.0.
+    x = np.array([[1.0, -0.0]])
+    at_minus = apply_rope(x, [-0.0])
+    at_plus = apply_rope(x, [0.0])
+    assert np.signbit(at_minus[0, 1]) and not np.signbit(at_plus[0, 1])
+    assert np.signbit(apply_rope(x, [-0.0])[0, 1])
+
+
+def test_another_base_or_attention_factor_gets_its_own_phases():
+    x = _x((4, 6))
+    apply_rope(x)
+    apply_rope(x, scaling={"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4})
+    assert_within(
+        apply_rope(x, base=500.0),
+        mp_rotation(x, range(4), "interleaved", base=500.0),
+        pair_bound(x, "interleaved"),
+    )
+
+
+def test_the_result_is_the_callers_own():
+    x = _x((3, 4, 8))
+    out = apply_rope(x)
+    assert out.flags.writeable
+    expected = out.copy()
+    out[...] = 0.0  # the caller may write into its result; the next call is unchanged
+    assert apply_rope(x).tobytes() == expected.tobytes()
+
+
+def test_concurrent_calls_each_get_their_own_positions():
+    import threading
+
+    x = _x((2, 6, 8))
+    starts = list(range(8))
+    expected = {s: mp_rotation(x, range(s, s + 6), "half") for s in starts}
+    errors: list[BaseException] = []
+
+    def work(s: int) -> None:
+        try:
+            for _ in range(20):
+                got = apply_rope(x, np.arange(s, s + 6), layout="half")
+                assert_within(got, expected[s], pair_bound(x, "half"))
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in starts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

@@ -1,4 +1,4 @@
-"""Tests of the fast sinusoidal table: ``out=``, :func:`iter_sinusoidal_blocks`, accuracy.
+"""The table kernel (posenc/_table.py) through sinusoidal_encoding: ``out=``, blocks, accuracy.
 
 Expected values are independent of posenc: mpmath at 256 bits (tests/conftest.py) and the
 straightforward ``sin(p * w)`` formula written out here in numpy.
@@ -155,37 +155,37 @@ def test_float32_small_values_keep_relative_accuracy():
 @pytest.fixture(
     params=["default", "tiny", "tiny-threads"], ids=["default-steps", "tiny-steps", "tiny-steps-threads"]
 )
-def steps(request, monkeypatch):
+def steps(request, monkeypatch, num_threads):
     """Run with the default row step, with 5 pairs per step (a row or less per step), and
-    with 5 pairs per step shared among 4 threads whatever the size and the machine."""
+    with 5 pairs per step shared among 4 threads whatever the size."""
     import posenc._rotate as rotate
     import posenc._table as table
 
     if request.param != "default":
-        monkeypatch.setattr(table, "_CHUNK_PAIRS", 5)
+        monkeypatch.setattr(table, "CHUNK_PAIRS", 5)
     if request.param == "tiny-threads":
         monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 0)
-        monkeypatch.setattr(rotate, "_cpu_count", lambda: 4)
+        num_threads(4)
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_threads_give_the_bits_of_one_thread(monkeypatch, pool_sizes, layout, dtype):
+def test_threads_give_the_bits_of_one_thread(monkeypatch, num_threads, started_threads, layout, dtype):
     # A large table is filled by two threads, each a contiguous run of row ranges with its
     # own scratch; the result must be the one-thread table bit for bit.
     import posenc._rotate as rotate
     import posenc._table as table
 
-    monkeypatch.setattr(rotate, "_cpu_count", lambda: 2)
     monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 10_000)
-    monkeypatch.setattr(table, "_CHUNK_PAIRS", 1 << 12)  # ranges of 128 rows: many for each thread
+    monkeypatch.setattr(table, "CHUNK_PAIRS", 1 << 12)  # ranges of 128 rows: many for each thread
     positions = np.arange(-700, 2300)  # crosses position 0 and many 256-position blocks
+    num_threads(2)
     threaded = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype)
-    assert ("fill_some", 2) in pool_sizes
-    monkeypatch.setattr(rotate, "THREAD_MIN_PAIRS", 10**12)
-    pool_sizes.clear()
+    assert len(started_threads) == 1
+    num_threads(1)
+    started_threads.clear()
     one = posenc.sinusoidal_encoding(positions, 64, layout=layout, dtype=dtype)
-    assert pool_sizes == []
+    assert started_threads == []
     np.testing.assert_array_equal(threaded, one)
 
 
@@ -290,23 +290,24 @@ def test_float32_table_is_the_float64_table_rounded(layout):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
-@pytest.mark.parametrize("inclusive", [False, True])
-def test_small_entry_scan_agrees_with_magnitudes(dtype, inclusive):
+def test_small_entry_scan_agrees_with_magnitudes(dtype):
     # The table looks for entries below 2^-20 by reading integer views of the float bits
-    # (posenc._table._has_tiny); compare with the magnitudes as Python floats, at and next
+    # (posenc._table._below_tiny); compare with the magnitudes as Python floats, at and next
     # to the threshold, of both signs, zeros included, wherever the entry sits.
-    from posenc._table import _has_tiny
+    from posenc._table import _below_tiny
 
     t = dtype(2.0**-20)
     around = [t, np.nextafter(t, dtype(0)), np.nextafter(t, dtype(1)), dtype(0), dtype(0.5), dtype(1)]
     for value in [s * a for a in around for s in (dtype(1), dtype(-1))]:
-        expected = abs(float(value)) <= 2.0**-20 if inclusive else abs(float(value)) < 2.0**-20
+        expected = abs(float(value)) < 2.0**-20
         for filler in (dtype(1), dtype(-1), dtype(0.25)):
             row = np.full(7, filler, dtype=dtype)
             row[3] = value
-            assert _has_tiny(row, inclusive) == expected, (value, filler)
-            assert _has_tiny(np.stack([row, np.full(7, filler, dtype=dtype)])[:, 1::2], inclusive) == expected
-    assert not _has_tiny(np.array([0.5, -0.75, 1.0], dtype=dtype), inclusive)
+            assert bool(_below_tiny(row)) == expected, (value, filler)
+            two = np.stack([row, np.full(7, filler, dtype=dtype)])
+            assert bool(_below_tiny(two[:, 1::2].copy())) == expected
+            assert _below_tiny(two, axis=1).tolist() == [expected, False]
+    assert not _below_tiny(np.array([0.5, -0.75, 1.0], dtype=dtype))
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
@@ -324,11 +325,10 @@ def test_row_of_position_zero_is_exact(layout, dtype):
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("first", [-300, 0, 15000, 16384])
-def test_cached_start_phases_give_the_bits_of_any_other_call(steps, layout, dtype, first):
-    # The start phases of the blocks below position 16384 are kept between calls; a run that
-    # starts before, inside or after them, or crosses their end, must give the bits of the
-    # same positions in another order (start phases evaluated for the positions' own blocks)
-    # and of one row at a time; with tiny steps and four threads each thread takes its own.
+def test_runs_from_any_start_give_the_bits_of_any_other_call(steps, layout, dtype, first):
+    # A run that starts before, at or after position 0 or 16384 must give the bits of the
+    # same positions in another order and of one row at a time; with tiny steps and four
+    # threads each thread evaluates the start phases of its own blocks.
     positions = np.arange(first, first + 1500)
     run = posenc.sinusoidal_encoding(positions, 16, layout=layout, dtype=dtype)
     perm = np.random.default_rng(first & 0xFFFF).permutation(positions.size)
@@ -343,14 +343,13 @@ def test_cached_start_phases_give_the_bits_of_any_other_call(steps, layout, dtyp
 
 
 def test_tiny_entries_are_located_row_by_row_exactly():
-    # posenc._table._fix_tiny finds the rows holding an entry below 2^-20 by integer
+    # posenc._table.fix_tiny finds the rows holding an entry below 2^-20 by integer
     # readings along each row, then the entries in them; compare with the magnitudes
     # entry by entry (zeros of both signs, the threshold and its neighbours, in a few rows).
-    from posenc._exact import frequency_pairs
-    from posenc._table import _TINY, _fix_tiny
+    from posenc._table import TINY as _TINY
+    from posenc._table import fix_tiny
 
     d = 8
-    w_hi, w_lo = frequency_pairs(d, 10000.0)
     pos = np.arange(100.0, 106.0)
     rows = np.full((pos.size, d // 2), 0.5 + 0.75j)
     planted = {
@@ -367,7 +366,7 @@ def test_tiny_entries_are_located_row_by_row_exactly():
     for (r, c), v in planted.items():
         vals[r, c] = v
     expected = sorted((r, c) for (r, c), v in planted.items() if abs(v) < _TINY)
-    r, col = _fix_tiny(rows, pos, w_hi, w_lo)
+    r, col = fix_tiny(rows, pos, d, 10000.0)
     assert sorted(zip(r.tolist(), col.tolist(), strict=True)) == expected
     # the located entries now hold sin/cos of p * w_i evaluated directly
     for rr, cc in expected:
@@ -375,120 +374,37 @@ def test_tiny_entries_are_located_row_by_row_exactly():
         assert abs(vals[rr, cc] - float(exact)) <= 2 * EPS
 
 
-def test_kept_tables_take_the_memory_the_readme_states():
-    # README and api.md: for each of the last eight (d_model, base) pairs the tables keep the
-    # offsets of a block and the first 64 block starts, 2.5 KiB per column, 10 MiB at 4096.
-    from posenc._table import _first_start_phases, _offset_tables
+def test_kept_offsets_take_the_memory_stated():
+    # For each of the last eight (d_model, base) pairs the offsets of a block are kept:
+    # 256 rows of d_model / 2 complex128 values, 2 KiB per column, 8 MiB at d_model = 4096.
+    from posenc._table import offsets
 
     d = 4096
-    kept = _offset_tables(d, 10000.0).nbytes + _first_start_phases(d, 10000.0).nbytes
-    assert kept == 2560 * d == 10 * 2**20
-    assert _first_start_phases(d, 10000.0).shape[0] == 64
-    assert _offset_tables.cache_info().maxsize == _first_start_phases.cache_info().maxsize == 8
-
-
-def test_kept_small_entries_as_the_readme_states(no_known_small):
-    # README: the positions of the entries below 2^-20 of the longest table from 0, 12 of
-    # them at L = 16384, d = 512, at most 2^16 kept, for the same eight pairs.
-    # The kept entries are compared with the textbook float64 table (sin and cos of p * w,
-    # absolute error below 1e-11 here), independent of posenc's angle addition.
-    table = no_known_small
-    posenc.sinusoidal_encoding(16384, 512)
-    n, p, c = table._known[(512, 10000.0)]
-    assert n == 16384 and p.size == 12
-    textbook = straightforward(np.arange(1, 16384), 512)  # row 0's zeros are exact, not kept
-    rows, cols = np.nonzero(np.abs(textbook) < 2.0**-20)
-    assert set(zip((rows + 1).tolist(), cols.tolist(), strict=True)) == set(
-        zip(p.tolist(), c.tolist(), strict=True)
-    )
-    assert table._KNOWN_MAX == 2**16 and table._KNOWN_KEYS == 8
-
-
-@pytest.fixture
-def no_known_small(monkeypatch):
-    """posenc._table's kept small entries, emptied for the test (and restored after it)."""
-    import collections
-
-    import posenc._table as table
-
-    monkeypatch.setattr(table, "_known", collections.OrderedDict())
-    return table
+    assert offsets(d, 10000.0).nbytes == 2048 * d == 8 * 2**20
+    assert not offsets(d, 10000.0).flags.writeable
+    assert offsets.cache_info().maxsize == 8
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
-def test_kept_small_entries_give_the_bits_of_the_scan(steps, no_known_small, layout, dtype):
-    # A table from position 0 finds its entries below 2^-20 by scanning and keeps where they
-    # are; a later table within it recomputes those entries without scanning. At d = 512 the
-    # entry (p = 984, column 359) is one: the product of angle addition is not its bits, the
-    # direct evaluation is (within 2 ulps of mpmath, relative). Every later table must be
-    # bit for bit the one computed with nothing kept.
-    table = no_known_small
+def test_an_entry_below_tiny_gets_its_direct_value(steps, layout, dtype):
+    # At d = 512 the entry (p = 984, column 359) is below 2^-20: the product of angle
+    # addition is not its bits, the direct evaluation is (within 2 ulps of mpmath,
+    # relative). Every table that holds it, a run from 0, a run around it or the row
+    # alone, must give the directly evaluated value, bit for bit the same.
+    from posenc._table import sincos_rows
+
     d, p, col = 512, 984, 359
-    product = table._sincos_rows(np.array([float(p)]), d, 10000.0).view(np.float64)[0, col]
+    product = sincos_rows(np.array([float(p)]), d, 10000.0).view(np.float64)[0, col]
     exact = float(mp_table([p], d)[0][col])
     assert abs(exact) < 2.0**-20 and product != exact  # the entry needs its direct evaluation
     first = posenc.sinusoidal_encoding(1200, d, layout=layout, dtype=dtype)
-    n, kept_p, kept_c = table._known[(d, 10000.0)]
-    assert n == 1200 and (p, col) in set(zip(kept_p.tolist(), kept_c.tolist(), strict=True))
-    again = posenc.sinusoidal_encoding(1200, d, layout=layout, dtype=dtype)
     part = posenc.sinusoidal_encoding(np.arange(900, 1100), d, layout=layout, dtype=dtype)
-    np.testing.assert_array_equal(again, first)
+    alone = posenc.sinusoidal_encoding([p], d, layout=layout, dtype=dtype)
     np.testing.assert_array_equal(part, first[900:1100])
-    value = _layout_columns(again[p : p + 1].astype(np.float64), layout)[0, col]
+    np.testing.assert_array_equal(alone[0], first[p])
+    value = _layout_columns(first[p : p + 1].astype(np.float64), layout)[0, col]
     if dtype == np.float64:
         assert abs(value - exact) <= 2 * EPS * abs(exact)
     else:  # the direct value rounded once: within one ulp of the dtype at the exact value
         assert abs(value - exact) <= float(np.spacing(dtype(abs(exact))))
-    table._known.clear()
-    np.testing.assert_array_equal(
-        posenc.sinusoidal_encoding(np.arange(900, 1100), d, layout=layout, dtype=dtype), part
-    )
-
-
-def test_kept_small_entries_cover_only_the_table_that_found_them(no_known_small):
-    # A table from 0 to 99 says nothing of positions 100 and beyond: a longer table scans
-    # again (and keeps the longer range), a table not starting at 0 keeps nothing.
-    table = no_known_small
-    posenc.sinusoidal_encoding(100, 512)
-    assert table._known[(512, 10000.0)][0] == 100
-    assert table._known_small(512, 10000.0, 0, 101) is None
-    assert table._known_small(512, 10000.0, 50, 50) is not None
-    longer = posenc.sinusoidal_encoding(1000, 512)  # holds the small entry at p = 984
-    assert table._known[(512, 10000.0)][0] == 1000
-    assert 984 in table._known[(512, 10000.0)][1].tolist()
-    np.testing.assert_array_equal(longer, posenc.sinusoidal_encoding(np.arange(1000), 512))
-    posenc.sinusoidal_encoding(np.arange(5, 3000), 64)
-    assert (64, 10000.0) not in table._known
-    assert table._known_small(512, 10000.0, -1, 10) is None
-
-
-def test_kept_small_entries_are_bounded(no_known_small, monkeypatch):
-    # At most _KNOWN_KEYS (d_model, base) pairs, the least recently used dropped; a table
-    # with more than _KNOWN_MAX small entries (a base so large that whole columns are
-    # tiny) keeps none, and its second call (scanning again) gives the same bits.
-    table = no_known_small
-    for d in range(2, 2 + 2 * (table._KNOWN_KEYS + 3), 2):
-        posenc.sinusoidal_encoding(300, d)
-    assert list(table._known) == [(d, 10000.0) for d in range(8, 8 + 2 * table._KNOWN_KEYS, 2)]
-    monkeypatch.setattr(table, "_KNOWN_MAX", 10)
-    huge = posenc.sinusoidal_encoding(300, 8, base=1e300)  # columns 2..7: sin(p * 1e-75) and smaller
-    assert np.sum(np.abs(huge) < 2.0**-20) > 10
-    assert (8, 1e300) not in table._known
-    np.testing.assert_array_equal(posenc.sinusoidal_encoding(300, 8, base=1e300), huge)
-
-
-def test_forget_kept_empties_every_kept_table_and_changes_no_bit():
-    # The benchmark times a first call after posenc._table.forget_kept: afterwards nothing is
-    # kept for any width, and the table computed again is the same, bit for bit.
-    from posenc import _exact
-    from posenc import _table as table
-
-    before = posenc.sinusoidal_encoding(2000, 512, dtype=np.float32)
-    assert table._known and table._offset_tables.cache_info().currsize
-    table.forget_kept()
-    assert not table._known
-    for cached in (table._offset_tables, table._first_start_phases, _exact.frequency_pairs):
-        assert cached.cache_info().currsize == 0
-    assert _exact.correctly_rounded_frequencies.cache_info().currsize == 0
-    np.testing.assert_array_equal(posenc.sinusoidal_encoding(2000, 512, dtype=np.float32), before)
