@@ -7,6 +7,7 @@ CONTRIBUTING.md, and every make target says what it does in `make help`.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import shutil
@@ -162,3 +163,27 @@ def test_api_page_names_the_thread_knob_and_no_kept_state():
     assert "posenc.set_num_threads(n)" in api and "POSENC_NUM_THREADS" in api
     for internal in ("worker threads", "keeps the phases", "last eight", "sched_setaffinity"):
         assert internal not in api, internal
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``posenc.a.b`` is a module or attribute of the installed package."""
+    parts = dotted.split(".")
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], start=1):
+        if hasattr(obj, part):
+            obj = getattr(obj, part)
+            continue
+        try:
+            obj = importlib.import_module(".".join(parts[: i + 1]))
+        except ImportError:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "api.md"])
+def test_every_posenc_name_the_documents_give_exists(name):
+    text = (ROOT / name).read_text()
+    # `posenc.exercises.check_...` stands for a family of names
+    dotted = set(re.findall(r"\bposenc(?:\.[A-Za-z_]\w*)+(?!\w|\.\.\.)", text))
+    missing = sorted(d for d in dotted if not d.endswith("_") and not _resolves(d))
+    assert not missing, missing
