@@ -144,14 +144,14 @@ def learned_backward(grad_output: np.ndarray, max_len: int) -> tuple[np.ndarray,
     return grad_output.copy(), grad_E
 
 
-# ---- Part V: frequencies, scalings, N-D rotations and other biases ----------------------
+# ---- Part V: frequencies, scalings, N-D rotations and other biases ----------------
 
 
 def p_rope_frequencies(d_head: int, p: float, base: float = 10000.0) -> np.ndarray:
-    """p-RoPE: the fastest fraction p of the pairs keep RoPE's θ_i, the others get frequency 0.
+    """p-RoPE: the fastest fraction p of the pairs keep RoPE's θ_i, the rest get 0.
 
-    θ_i = base ** (-2i/d) when i + 1 <= p d/2, else 0: floor(p d/2) pairs turn as in RoPE
-    (their frequencies are not respaced), and a pair with frequency 0 never turns.
+    θ_i = base ** (-2i/d) when i + 1 <= p d/2, else 0: floor(p d/2) pairs turn as in
+    RoPE (their frequencies are not respaced), and a pair with frequency 0 never turns.
     """
     i = np.arange(d_head // 2)
     theta = base ** (-2 * i / d_head)
@@ -169,16 +169,18 @@ def yarn_frequencies(
     """YaRN: each θ_i moves from θ_i (kept) to θ_i / s (interpolated) along a ramp ρ_i.
 
     Over the original context L0 pair i turns r_i = L0 θ_i / 2π times. Pairs with
-    r_i >= beta_fast keep θ_i, pairs with r_i <= beta_slow get θ_i / s (s = factor), and
-    between them θ'_i = (1 - ρ_i) θ_i + ρ_i θ_i / s. The ramp is linear in the pair index,
-    i.e. in ln r_i: it runs from the index where r = beta_fast to the one where
+    r_i >= beta_fast keep θ_i, pairs with r_i <= beta_slow get θ_i / s (s = factor),
+    and in between θ'_i = (1 - ρ_i) θ_i + ρ_i θ_i / s. The ramp is linear in the pair
+    index, i.e. in ln r_i: it runs from the index where r = beta_fast to the one where
     r = beta_slow, i(β) = (d/2) ln(L0 / (2π β)) / ln(base), rounded outward (floor and
-    ceiling, transformers' default truncate=True) and kept inside 0..d-1 as transformers does.
+    ceiling: transformers' default truncate=True) and kept in 0..d-1 as transformers
+    does.
     """
     theta = base ** (-np.arange(0, d_head, 2) / d_head)
 
     def pair_index(rotations: float) -> float:  # solve L0 θ_i / 2π = rotations for i
-        return d_head / 2 * math.log(original_length / (2 * math.pi * rotations)) / math.log(base)
+        ratio = original_length / (2 * math.pi * rotations)
+        return d_head / 2 * math.log(ratio) / math.log(base)
 
     low = max(math.floor(pair_index(beta_fast)), 0)
     high = min(math.ceil(pair_index(beta_slow)), d_head - 1)
@@ -189,45 +191,59 @@ def yarn_frequencies(
 def yarn_attention_factor(factor: float) -> float:
     """YaRN's attention factor a = 0.1 ln(s) + 1 for s > 1 (1 otherwise).
 
-    RoPE's cos and sin are multiplied by a, so a query and a key both grow by a and every
-    logit by a ** 2.
+    RoPE's cos and sin are multiplied by a, so a query and a key both grow by a and
+    every logit by a ** 2.
     """
     return 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
 
 
-def axial_rope_frequencies(d_head: int, n_axes: int = 2, base: float = 10000.0) -> np.ndarray:
-    """Axial RoPE's frequency matrix F, shape (n_axes, d/2): pair j turns by Σ_a c_a F[a, j].
+def axial_rope_frequencies(
+    d_head: int,
+    n_axes: int = 2,
+    base: float = 10000.0,
+) -> np.ndarray:
+    """Axial RoPE's frequencies F, shape (n_axes, d/2): pair j turns by Σ_a c_a F[a, j].
 
-    The d/2 pairs split into n_axes consecutive blocks of b = d/(2 n_axes) pairs. Block a
-    follows coordinate c_a alone, with the frequencies of a (d/n_axes)-wide RoPE,
-    base ** (-2i/(2b)) for i = 0..b-1; F is zero outside the blocks.
+    The d/2 pairs split into n_axes consecutive blocks of b = d/(2 n_axes) pairs.
+    Block a follows coordinate c_a alone, with the frequencies of a (d/n_axes)-wide
+    RoPE, base ** (-2i/(2b)) for i = 0..b-1; F is zero outside the blocks.
     """
     b = d_head // (2 * n_axes)
     block = base ** (-np.arange(b) / b)  # a (2b)-wide RoPE: base ** (-2i/(2b))
-    return np.kron(np.eye(n_axes), block)  # row a holds the block in columns a b .. a b + b - 1
+    return np.kron(np.eye(n_axes), block)  # row a: the block at pairs a b .. a b + b - 1
 
 
 def mrope(
-    x: np.ndarray, positions: np.ndarray, mrope_section: list[int], base: float = 10000.0
+    x: np.ndarray,
+    positions: np.ndarray,
+    mrope_section: list[int],
+    base: float = 10000.0,
 ) -> np.ndarray:
     """Qwen2-VL's M-RoPE (half layout): pair j of token l turns by p[a(j), l] θ_j.
 
     ``positions`` has shape (3, L): the temporal, height and width ids of each token;
-    θ_j = base ** (-2j/d) as in 1-D RoPE. ``mrope_section`` (s_t, s_h, s_w) splits the d/2
-    pairs into consecutive runs: a(j) = 0 for the first s_t pairs, 1 for the next s_h,
-    2 for the last s_w. Pair j is the coordinates (j, j + d/2); equal ids give 1-D RoPE.
+    θ_j = base ** (-2j/d) as in 1-D RoPE. ``mrope_section`` (s_t, s_h, s_w) splits the
+    d/2 pairs into consecutive runs: a(j) = 0 for the first s_t pairs, 1 for the next
+    s_h, 2 for the last s_w. Pair j is the coordinates (j, j + d/2); equal ids give
+    1-D RoPE.
     """
     d = x.shape[-1]
     theta = base ** (-np.arange(0, d, 2) / d)
     axis = np.repeat([0, 1, 2], mrope_section)  # a(j): the id that turns pair j
-    angle = np.asarray(positions, dtype=np.float64)[axis].T * theta  # (L, d/2)
+    ids = np.asarray(positions, dtype=np.float64)[axis]  # (d/2, L): p[a(j), l]
+    angle = ids.T * theta  # (L, d/2)
     a, b = x[..., : d // 2], x[..., d // 2 :]
     cos, sin = np.cos(angle), np.sin(angle)
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 
 
 def kerple_bias(
-    r1: np.ndarray, r2: np.ndarray, q_len: int, k_len: int, kind: str = "log", causal: bool = True
+    r1: np.ndarray,
+    r2: np.ndarray,
+    q_len: int,
+    k_len: int,
+    kind: str = "log",
+    causal: bool = True,
 ) -> np.ndarray:
     """KERPLE's bias of head h at distance δ = abs(i - j), shape (H, q_len, k_len).
 
@@ -240,7 +256,10 @@ def kerple_bias(
     delta = np.abs(i - j)
     r1 = np.asarray(r1, dtype=np.float64)[:, None, None]
     r2 = np.asarray(r2, dtype=np.float64)[:, None, None]
-    bias = -r1 * np.log(1 + r2 * delta) if kind == "log" else -r1 * delta**r2
+    if kind == "log":
+        bias = -r1 * np.log(1 + r2 * delta)
+    else:
+        bias = -r1 * delta**r2
     return np.where(j > i, -np.inf, bias) if causal else bias
 
 
@@ -254,10 +273,11 @@ def fire_bias(
 ) -> np.ndarray:
     """FIRE's bias f(u) with u = ψ(abs(i - j)) / ψ(max(L, i)), ψ(x) = ln(1 + c x).
 
-    L = ``threshold``; i is the absolute query position (the queries are the last ``q_len``
-    of ``k_len`` positions). For a key the query sees, 0 <= u <= 1, and from i >= L on the
-    farthest key is at u = 1 however long the sequence. ``f`` (a small MLP in the paper)
-    maps the (q_len, k_len) array u to the bias; with ``causal`` the keys j > i get -inf.
+    L = ``threshold``; i is the absolute query position (the queries are the last
+    ``q_len`` of ``k_len`` positions). For a key the query sees, 0 <= u <= 1, and from
+    i >= L on the farthest key is at u = 1 however long the sequence. ``f`` (a small
+    MLP in the paper) maps the (q_len, k_len) array u to the bias; with ``causal`` the
+    keys j > i get -inf.
     """
     i = np.arange(k_len - q_len, k_len)[:, None]
     j = np.arange(k_len)[None, :]
@@ -266,7 +286,12 @@ def fire_bias(
     return np.where(j > i, -np.inf, bias) if causal else bias
 
 
-def xpos_scale(positions: np.ndarray, d_head: int, gamma: float = 0.4, scale_base: float = 512) -> np.ndarray:
+def xpos_scale(
+    positions: np.ndarray,
+    d_head: int,
+    gamma: float = 0.4,
+    scale_base: float = 512,
+) -> np.ndarray:
     """xPos's factor of pair j at position p, shape (L, d/2): ζ_j ** (p / scale_base).
 
     ζ_j = (2j/d + γ) / (1 + γ) < 1. Queries multiply pair j (both coordinates) by the
@@ -274,4 +299,5 @@ def xpos_scale(positions: np.ndarray, d_head: int, gamma: float = 0.4, scale_bas
     ζ_j ** ((m - n) / scale_base), which decays with m - n, fastest for small j.
     """
     zeta = (np.arange(0, d_head, 2) / d_head + gamma) / (1 + gamma)
-    return zeta ** (np.asarray(positions, dtype=np.float64)[:, None] / scale_base)
+    p = np.asarray(positions, dtype=np.float64)[:, None]
+    return zeta ** (p / scale_base)
