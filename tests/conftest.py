@@ -15,6 +15,7 @@ import mpmath
 import numpy as np
 import pytest
 from hypothesis import settings
+from hypothesis import strategies as st
 
 # Deterministic and quick: the same examples on every run, no example database on disk.
 settings.register_profile("posenc", derandomize=True, max_examples=60, deadline=None, database=None)
@@ -157,6 +158,40 @@ def refuses(exc, name: str, fn, *args, **kwargs) -> None:
     elapsed = time.perf_counter() - start
     assert name in str(info.value), f"message {str(info.value)!r} does not name {name!r}"
     assert elapsed < 1.0, f"refusing took {elapsed:.2f} s"
+
+
+def refuses_call(call, exc, name: str) -> None:
+    """``call()`` raises ``exc`` naming ``name`` as a whole word, in under one second."""
+    import re
+
+    start = time.perf_counter()
+    with pytest.raises(exc) as info:
+        call()
+    elapsed = time.perf_counter() - start
+    message = str(info.value)
+    assert re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message), (name, message)
+    assert elapsed < 1.0, (name, elapsed)  # refused at once, not after a long computation
+
+
+def mistake_of(check, fn) -> str | None:
+    """The known mistake (or result problem) an exercise checker reports for ``fn``."""
+    from posenc.exercises import ExerciseError
+
+    with pytest.raises(ExerciseError) as info:
+        check(fn)
+    return info.value.mistake
+
+
+def draw_array(draw, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """A hypothesis-drawn array: any value of an integer dtype, floats in [-8, 8] otherwise."""
+    size = math.prod(shape)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        vals = draw(st.lists(st.integers(int(info.min), int(info.max)), min_size=size, max_size=size))
+        return np.array(vals, dtype=dtype).reshape(shape)
+    width = 16 if dtype == np.float16 else 64
+    vals = draw(st.lists(st.floats(-8, 8, width=width), min_size=size, max_size=size))
+    return np.array(vals, dtype=dtype).reshape(shape)
 
 
 def public_functions(*module_names: str) -> set[str]:

@@ -11,13 +11,18 @@ conftest.hand_softmax (math.exp, no numpy).
 from __future__ import annotations
 
 import math
+import time
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
-from conftest import MP_PREC, hand_softmax
-from hypothesis import given
+from conftest import (
+    EPS,
+    MP_PREC,
+    hand_softmax,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -359,3 +364,55 @@ def test_key_form_errors():
         posenc.alibi_bias_key_form(4, 3, 2)
     with pytest.raises(TypeError, match="causal"):
         posenc.alibi_bias_key_form(4, 3, causal="yes")
+
+
+def slopes_reference(n: int) -> list[float]:
+    """Press et al.'s rule with exponents as Fractions and 2**-e from mpmath."""
+    big = 1
+    while 2 * big <= n:
+        big *= 2
+    exps = [Fraction(8 * h, big) for h in range(1, big + 1)]
+    exps += [Fraction(8 * h, 2 * big) for h in range(1, 2 * big + 1, 2)][: n - big]
+    with mpmath.workprec(MP_PREC):
+        return [float(mpmath.power(2, -mpmath.mpf(e.numerator) / e.denominator)) for e in exps]
+
+
+@settings(max_examples=25)
+@given(
+    n=st.integers(1, 24),
+    q=st.integers(1, 5),
+    extra=st.integers(0, 4),
+    causal=st.sampled_from([True, False, np.bool_(True), np.bool_(False)]),
+)
+def test_alibi_matches_the_written_out_bias(n, q, extra, causal):
+    k = q + extra
+    slopes = slopes_reference(n)
+    np.testing.assert_allclose(posenc.alibi_slopes(np.int64(n)), slopes, rtol=EPS, atol=0)
+    bias = posenc.alibi_bias(n, q, k, causal=causal)
+    bloom = posenc.alibi_bias_key_form(n, q, k, causal=causal, convention="bloom")
+    mpt = posenc.alibi_bias_key_form(n, q, k, causal=causal, convention="mpt")
+    for h in range(n):
+        for i in range(q):
+            i_abs = i + k - q
+            for j in range(k):
+                if causal and j > i_abs:
+                    assert bias[h, i, j] == bloom[h, i, j] == mpt[h, i, j] == -math.inf
+                    continue
+                assert bias[h, i, j] == pytest.approx(-slopes[h] * abs(i_abs - j), rel=2 * EPS, abs=0)
+                assert bloom[h, i, j] == pytest.approx(slopes[h] * j, rel=2 * EPS, abs=0)
+                assert mpt[h, i, j] == pytest.approx(slopes[h] * (j - (k - 1)), rel=2 * EPS, abs=0)
+
+
+def test_alibi_refuses_a_huge_head_count_before_forming_slopes():
+    t0 = time.perf_counter()
+    for call in (
+        lambda: posenc.alibi_bias(2**28, 2),
+        lambda: posenc.alibi_bias_key_form(2**26 + 1, 2),
+        lambda: posenc.alibi_slopes(2**20 + 1),
+    ):
+        with pytest.raises(ValueError, match="n_heads"):
+            call()
+    assert time.perf_counter() - t0 < 1.0
+    # Press et al.'s rule at the new limit: a power of two, 2**(-8h/n)
+    slopes = posenc.alibi_slopes(2**20)
+    assert slopes.size == 2**20 and abs(slopes[0] / 2.0 ** (-8 / 2**20) - 1) < 1e-15 and slopes[-1] == 2.0**-8

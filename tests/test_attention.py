@@ -7,14 +7,19 @@ explicit loops, never posenc's own output.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
-from conftest import hand_softmax
-from hypothesis import given
+from conftest import EPS, draw_array, hand_softmax, refuses_call
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
+import posenc.exercises
+
+Q, K, V = np.zeros((2, 3)), np.ones((4, 3)), np.ones((4, 2))
+X3, W3 = np.ones((4, 3)), np.eye(3)
 
 
 def _hand_attention(q, k, v, bias=None, causal=False, scale=None):
@@ -383,3 +388,191 @@ def test_taylor_terms_zero_direction_and_errors():
     for step in (0.0, -1e-3, float("nan")):
         with pytest.raises(ValueError, match="step"):
             posenc.taylor_terms(f, x, x, step=step)
+
+
+def _fsum_attention(q, k, v, bias=None, causal=False, scale=None):
+    """Attention of 2-D float64 q, k, v with fsum dot products and hand_softmax rows."""
+    lq, d = q.shape
+    lk = k.shape[0]
+    scale = 1 / math.sqrt(d) if scale is None else scale
+    out = np.zeros((lq, v.shape[1]))
+    weights = np.zeros((lq, lk))
+    for i in range(lq):
+        row = []
+        for j in range(lk):
+            s = math.fsum(float(q[i, t]) * float(k[j, t]) for t in range(d)) * scale
+            if bias is not None:
+                s += float(bias[i, j])
+            if causal and j > i + lk - lq:
+                s = -math.inf
+            row.append(s)
+        weights[i] = hand_softmax(row)
+        for c in range(v.shape[1]):
+            out[i, c] = math.fsum(weights[i, j] * float(v[j, c]) for j in range(lk))
+    return out, weights
+
+
+@given(
+    data=st.data(),
+    dtype=st.sampled_from([np.int8, np.int64, np.float16, np.float32, np.float64]),
+    rows=st.integers(1, 4),
+    cols=st.integers(1, 5),
+)
+def test_softmax_matches_hand_softmax_for_every_dtype(data, dtype, rows, cols):
+    scores = draw_array(data.draw, (rows, cols), dtype)
+    got = posenc.softmax(scores)
+    assert got.dtype == np.float64  # documented: computed and returned in float64
+    for r in range(rows):
+        want = hand_softmax([float(x) for x in scores[r]])
+        np.testing.assert_allclose(got[r], want, rtol=8 * EPS, atol=1e-300)
+
+
+def test_softmax_of_int8_does_not_overflow():
+    # int8 max is 127: e^(127-(-128)) overflows float16, and int8 arithmetic would wrap
+    scores = np.array([[127, -128, 0]], dtype=np.int8)
+    np.testing.assert_allclose(posenc.softmax(scores)[0], hand_softmax([127.0, -128.0, 0.0]), rtol=4 * EPS)
+    # a list along axis 0, extreme float64 values: weight exactly 0 for the far one
+    got = posenc.softmax([[1.5e308], [-1.5e308]], axis=0)
+    np.testing.assert_array_equal(got, [[1.0], [0.0]])
+
+
+@given(q_len=st.integers(1, 6), extra=st.integers(0, 5))
+def test_causal_mask_by_definition(q_len, extra):
+    k_len = q_len + extra
+    got = posenc.causal_mask(q_len, np.int64(k_len))
+    for i in range(q_len):
+        for j in range(k_len):
+            assert got[i, j] == (j <= i + k_len - q_len)
+
+
+@given(
+    data=st.data(),
+    lq=st.integers(1, 4),
+    lk=st.integers(1, 4),
+    d=st.integers(1, 3),
+    dv=st.integers(1, 3),
+    dtype=st.sampled_from([np.int8, np.float16, np.float64]),
+    causal=st.sampled_from([False, True, np.True_]),
+    with_bias=st.booleans(),
+    as_list=st.booleans(),
+)
+def test_attention_matches_hand_loops(data, lq, lk, d, dv, dtype, causal, with_bias, as_list):
+    if causal and lq > lk:
+        lq = lk
+    q = draw_array(data.draw, (lq, d), dtype)
+    k = draw_array(data.draw, (lk, d), dtype)
+    v = draw_array(data.draw, (lk, dv), dtype)
+    bias = draw_array(data.draw, (lq, lk), np.float64) if with_bias else None
+    args = (q.tolist(), k.tolist(), v.tolist()) if as_list else (q, k, v)
+    out, w = posenc.attention(*args, bias=bias, causal=causal)
+    want_out, want_w = _fsum_attention(q.astype(float), k.astype(float), v.astype(float), bias, bool(causal))
+    assert out.dtype == w.dtype == np.float64
+    np.testing.assert_allclose(w, want_w, rtol=1e-12, atol=1e-300)
+    scale = float(np.max(np.abs(v.astype(float)), initial=1.0))
+    np.testing.assert_allclose(out, want_out, rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_attention_int8_products_do_not_wrap():
+    # 100 * 100 = 10000 wraps in int8; the scores must be the true products
+    q = np.full((1, 1), 100, dtype=np.int8)
+    k = np.array([[100], [-100]], dtype=np.int8)
+    v = np.array([[1], [0]], dtype=np.int8)
+    _, w = posenc.attention(q, k, v, scale=1e-4)
+    np.testing.assert_allclose(w[0], hand_softmax([1.0, -1.0]), rtol=4 * EPS)
+
+
+@given(perm=st.integers(1, 8).flatmap(lambda n: st.permutations(range(n))))
+def test_permutation_matrix_by_definition(perm):
+    got = posenc.permutation_matrix(list(perm))
+    n = len(perm)
+    for i in range(n):
+        for j in range(n):
+            assert got[i, j] == (1.0 if perm[i] == j else 0.0)
+
+
+@given(
+    data=st.data(),
+    L=st.integers(1, 4),
+    dm=st.integers(1, 3),
+    dk=st.integers(1, 3),
+    dtype=st.sampled_from([np.int8, np.float64]),
+)
+def test_self_attention_with_lists_matches_hand_projection(data, L, dm, dk, dtype):
+    x = draw_array(data.draw, (L, dm), dtype)
+    wq, wk, wv = (draw_array(data.draw, (dm, dk), np.float64) for _ in range(3))
+    out, w = posenc.self_attention(x.tolist(), wq.tolist(), tuple(map(tuple, wk)), wv, causal=np.False_)
+
+    def proj(m):
+        return np.array(
+            [[math.fsum(float(x[i, t]) * m[t, c] for t in range(dm)) for c in range(dk)] for i in range(L)]
+        )
+
+    want_out, want_w = _fsum_attention(proj(wq), proj(wk), proj(wv))
+    np.testing.assert_allclose(w, want_w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out, want_out, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(want_out).max())))
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 2**32 - 1), L=st.integers(1, 3), d=st.integers(1, 2))
+def test_taylor_terms_of_a_quadratic_are_its_exact_terms(seed, L, d):
+    rng = np.random.default_rng(seed)
+    n = L * d
+    H = rng.normal(size=(n, n))
+    H = (H + H.T) / 2
+    g = rng.normal(size=n)
+    x = rng.integers(-3, 4, size=(L, d)).astype(np.int8)  # integer input is promoted
+    p = rng.normal(size=(L, d))
+
+    def f(X):
+        z = np.asarray(X, dtype=float).ravel()
+        return 0.5 * z @ H @ z + g @ z
+
+    got = posenc.taylor_terms(f, x, p, step=1e-2)
+    xs = [float(t) for t in x.ravel()]
+    ps = [float(t) for t in p.ravel()]
+
+    def quad(a, b):
+        return math.fsum(a[i] * H[i, j] * b[j] for i in range(n) for j in range(n))
+
+    first = math.fsum(g[i] * ps[i] for i in range(n)) + quad(xs, ps)
+    rows = [[ps[i] if i // d == m else 0.0 for i in range(n)] for m in range(L)]
+    diagonal = 0.5 * math.fsum(quad(r, r) for r in rows)
+    cross = math.fsum(quad(rows[a], rows[b]) for a in range(L) for b in range(a + 1, L))
+    size = 1.0 + float(np.abs(H).sum()) * (1.0 + float(np.abs(p).sum())) ** 2 * (1 + float(np.abs(x).sum()))
+    # a quadratic has no truncation error: only rounding, about eps * |f| / step**2
+    assert got["f0"] == pytest.approx(
+        0.5 * quad(xs, xs) + math.fsum(g[i] * xs[i] for i in range(n)), abs=1e-9 * size
+    )
+    assert got["first"] == pytest.approx(first, abs=1e-8 * size)
+    assert got["diagonal"] == pytest.approx(diagonal, abs=1e-8 * size)
+    assert got["cross"] == pytest.approx(cross, abs=1e-8 * size)
+
+
+def test_taylor_terms_refuses_bad_callables():
+    refuses_call(lambda: posenc.taylor_terms("f", Q, Q), TypeError, "f")
+    refuses_call(lambda: posenc.taylor_terms(lambda X: np.ones(2), Q, Q), TypeError, "f")
+    refuses_call(lambda: posenc.taylor_terms(lambda X: 1j, Q, Q), TypeError, "f")
+    refuses_call(lambda: posenc.taylor_terms(lambda X: math.nan, Q, Q), ValueError, "f")
+
+
+def test_softmax_of_an_all_masked_slice_names_scores():
+    with pytest.raises(ValueError, match="scores"):
+        posenc.softmax([-np.inf, -np.inf])
+
+
+def test_taylor_terms_refuses_a_quadratic_amount_of_work():
+    x = np.zeros((10**5, 1))
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="x of shape"):
+        posenc.taylor_terms(lambda a: 0.0, x, x)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_an_empty_permutation_is_called_empty():
+    with pytest.raises(ValueError, match="non-empty"):
+        posenc.permutation_matrix([])
+
+
+def test_attention_names_q_and_k_for_a_causal_mismatch():
+    with pytest.raises(ValueError, match="q must not have more positions than k"):
+        posenc.attention(np.zeros((3, 2)), np.zeros((2, 2)), np.zeros((2, 1)), causal=True)

@@ -300,3 +300,9 @@ def identity(u):
 )
 def test_fire_refusals(args, kwargs, exc, name):
     refuses(exc, name, posenc.fire_bias, identity, *args, **kwargs)
+
+
+def test_fire_bias_refuses_a_huge_result_of_f_before_copying_it():
+    huge = np.broadcast_to(np.float64(0.0), (2**30, 3, 3))
+    with pytest.raises(ValueError, match="returned by f"):
+        posenc.fire_bias(lambda u: huge, 3)

@@ -6,9 +6,11 @@ and central finite differences of a scalar loss L(E) = sum(W * tanh(X + E[:L])).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
-from conftest import reference_table
+from conftest import EPS, draw_array, reference_table, refuses_call
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -315,3 +317,62 @@ def test_fit_position_readout_bad_pe_and_target():
         posenc.analysis.fit_position_readout(pe, np.zeros(3), train_len=4)
     with pytest.raises(ValueError, match="target"):
         posenc.analysis.fit_position_readout(pe, np.array([0.0, np.nan, 0.0, 0.0]), train_len=4)
+
+
+@given(
+    max_len=st.integers(1, 6),
+    d=st.integers(1, 4),
+    B=st.integers(1, 3),
+    data=st.data(),
+    seed=st.integers(0, 2**64),
+    std=st.floats(1e-3, 1e3),
+)
+def test_learned_forward_backward_by_hand(max_len, d, B, data, seed, std):
+    pe = posenc.LearnedPositionalEncoding(max_len, d, seed=seed, std=std)
+    # the documented initialisation: numpy.random.default_rng(seed).normal(0, std)
+    np.testing.assert_array_equal(pe.embedding, np.random.default_rng(seed).normal(0.0, std, (max_len, d)))
+    L = data.draw(st.integers(1, max_len))  # L == max_len is allowed
+    X = draw_array(data.draw, (B, L, d), np.int8)
+    out = pe.forward(X.tolist())
+    assert out.dtype == np.float64
+    for b in range(B):
+        for p in range(L):
+            for c in range(d):
+                assert out[b, p, c] == float(X[b, p, c]) + pe.embedding[p, c]
+    for _ in range(2):  # recomputed, not accumulated
+        G = draw_array(data.draw, (B, L, d), np.float64)
+        gx = pe.backward(G)
+        np.testing.assert_array_equal(gx, G)
+        for p in range(max_len):
+            for c in range(d):
+                want = math.fsum(G[b, p, c] for b in range(B)) if p < L else 0.0
+                # a sum of B terms in floating point errs by at most (B - 1) u sum|G| (u = EPS / 2),
+                # which cancellation can make large relative to the sum itself
+                bound = B * EPS * math.fsum(abs(G[b, p, c]) for b in range(B)) if p < L else 0.0
+                assert abs(pe.grad_embedding[p, c] - want) <= bound
+    with pytest.raises(ValueError, match="max_len"):
+        pe.forward(np.zeros((1, max_len + 1, d)))
+
+
+@given(max_len=st.integers(1, 8), half=st.integers(1, 4))
+def test_learned_sinusoidal_init_is_the_exact_table(max_len, half):
+    pe = posenc.LearnedPositionalEncoding(max_len, 2 * half, init="sinusoidal")
+    np.testing.assert_allclose(
+        pe.embedding, reference_table(range(max_len), 2 * half), rtol=0, atol=8 * EPS * max_len
+    )
+
+
+def test_learned_forward_accepts_max_len_and_refuses_longer():
+    pe = posenc.LearnedPositionalEncoding(3, 2)
+    pe.forward([[[1, 2]] * 3])
+    refuses_call(lambda: pe.forward(np.zeros((1, 4, 2))), ValueError, "max_len")
+    refuses_call(
+        lambda: posenc.LearnedPositionalEncoding(3, 2).backward(np.zeros((1, 3, 2))), RuntimeError, "forward"
+    )
+
+
+@pytest.mark.parametrize(("std", "error"), [(-1.0, ValueError), ("abc", TypeError), (math.nan, ValueError)])
+def test_std_is_checked_with_either_initialisation(std, error):
+    for init in ("normal", "sinusoidal"):
+        with pytest.raises(error, match="std"):
+            posenc.LearnedPositionalEncoding(4, 4, init=init, std=std)

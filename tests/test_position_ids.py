@@ -171,3 +171,8 @@ def test_packed_against_a_restarting_counter(lengths):
 )
 def test_packed_refusals(bad, exc):
     refuses(exc, "lengths", posenc.packed_position_ids, bad)
+
+
+def test_an_empty_mask_list_is_called_empty():
+    with pytest.raises(ValueError, match="non-empty last axis"):
+        posenc.position_ids_from_mask([])

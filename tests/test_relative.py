@@ -14,8 +14,11 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from conftest import exact_t5_bucket
-from hypothesis import given
+from conftest import (
+    EPS,
+    exact_t5_bucket,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -346,3 +349,134 @@ def test_shaw_logits_errors():
         posenc.shaw_relative_logits(q, np.zeros((3, 5)), np.zeros((5, 4)), 2)
     with pytest.raises(ValueError, match="max_relative_position"):
         posenc.shaw_relative_positions(3, 3, -1)
+
+
+LIMIT = 2**53
+
+T5_CONFIGS = [(32, 128), (20, 160), (8, 16), (12, 48), (4, 3), (83, 1000), (6, 100)]
+
+
+def valid_t5(draw_bidirectional: bool, nb: int) -> bool:
+    return not (draw_bidirectional and nb % 2)
+
+
+@settings(max_examples=30)
+@given(
+    cfg=st.sampled_from(T5_CONFIGS),
+    bidirectional=st.booleans(),
+    rels=st.lists(st.integers(-(2**62), 2**62) | st.integers(-3000, 3000), min_size=1, max_size=20),
+)
+def test_t5_buckets_match_the_exact_formula(cfg, bidirectional, rels):
+    nb, md = cfg
+    if not valid_t5(bidirectional, nb):
+        nb += 1
+    got = posenc.t5_relative_position_bucket(
+        rels, bidirectional=np.bool_(bidirectional), num_buckets=np.int32(nb), max_distance=md
+    )
+    # beyond max_distance every distance shares the last bucket: evaluate the reference there
+    clipped = [max(min(r, md + 1), -md - 1) for r in rels]
+    assert got.tolist() == [exact_t5_bucket(r, bidirectional, nb, md) for r in clipped]
+
+
+@pytest.mark.parametrize("nb,md", T5_CONFIGS)
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_t5_thresholds_are_the_smallest_distances_of_each_bucket(nb, md, bidirectional):
+    if not valid_t5(bidirectional, nb):
+        nb += 1
+    half = nb // 2 if bidirectional else nb
+    m, s = half // 2, half - half // 2
+    expected = list(range(m + 1))
+    for t in range(1, s):
+        n = m
+        while n**s < md**t * m ** (s - t):  # direct scan over the distances
+            n += 1
+        expected.append(n)
+    got = posenc.t5_bucket_thresholds(bidirectional=bidirectional, num_buckets=nb, max_distance=md)
+    assert got.tolist() == expected
+
+
+def test_t5_thresholds_at_the_size_limits_are_exact():
+    # (its speed is measured by scripts/bench.py, not here: a timed test fails on a busy machine)
+    got = posenc.t5_bucket_thresholds(bidirectional=False, num_buckets=2**11, max_distance=LIMIT)
+    m, s = 2**10, 2**10
+    for t in (1, 7, 500, s - 1):  # spot checks of the defining inequality with Python integers
+        n = int(got[m + t])
+        assert n**s >= LIMIT**t * m ** (s - t) > (n - 1) ** s
+
+
+@settings(max_examples=25)
+@given(
+    cfg=st.sampled_from(T5_CONFIGS[:5]),
+    bidirectional=st.booleans(),
+    q=st.integers(1, 6),
+    k=st.integers(1, 6),
+    heads=st.integers(1, 3),
+    offset=st.one_of(st.none(), st.integers(-LIMIT, LIMIT)),
+)
+def test_t5_bias_and_shaw_match_loops(cfg, bidirectional, q, k, heads, offset):
+    nb, md = cfg
+    if not valid_t5(bidirectional, nb):
+        nb += 1
+    table = np.arange(nb * heads, dtype=np.int16).reshape(nb, heads)
+    if offset is None and q > k:  # "the last q_len of the k_len positions" does not exist
+        with pytest.raises(ValueError, match="q_len must be at most k_len"):
+            posenc.t5_bias(
+                table, q, k, bidirectional=bidirectional, num_buckets=nb, max_distance=md, query_offset=None
+            )
+        return
+    bias = posenc.t5_bias(
+        table.tolist(),
+        q,
+        k,
+        bidirectional=bidirectional,
+        num_buckets=nb,
+        max_distance=md,
+        query_offset=offset,
+    )
+    start = k - q if offset is None else offset
+    K = 3
+    shaw = posenc.shaw_relative_positions(q, k, K, query_offset=start)
+    for a in range(q):
+        for j in range(k):
+            rel = j - (start + a)
+            b = exact_t5_bucket(max(min(rel, md + 1), -md - 1), bidirectional, nb, md)
+            assert [bias[h, a, j] for h in range(heads)] == [float(table[b, h]) for h in range(heads)]
+            assert shaw[a, j] == min(max(rel, -K), K) + K
+
+
+@settings(max_examples=25)
+@given(
+    q_len=st.integers(1, 4), k_len=st.integers(1, 4), d=st.integers(1, 4), K=st.integers(0, 3), data=st.data()
+)
+def test_shaw_relative_logits_match_loops(q_len, k_len, d, K, data):
+    ints = st.integers(-20, 20)
+    q = np.array(data.draw(st.lists(ints, min_size=q_len * d, max_size=q_len * d))).reshape(q_len, d)
+    k = np.array(data.draw(st.lists(ints, min_size=k_len * d, max_size=k_len * d))).reshape(k_len, d)
+    w = np.array(data.draw(st.lists(ints, min_size=(2 * K + 1) * d, max_size=(2 * K + 1) * d)))
+    w = w.reshape(2 * K + 1, d).astype(np.int8)
+    got = posenc.shaw_relative_logits(q, k.tolist(), w, K, query_offset=1)
+    for i in range(q_len):
+        for j in range(k_len):
+            idx = min(max(j - (i + 1), -K), K) + K
+            exact = sum(int(q[i, c]) * (int(k[j, c]) + int(w[idx, c])) for c in range(d))
+            assert got[i, j] == pytest.approx(exact / math.sqrt(d), rel=4 * EPS, abs=1e-300)
+
+
+@pytest.mark.parametrize(("dtype", "max_distance"), [(np.uint8, 300), (np.uint16, 70000), (np.uint32, 2**33)])
+def test_t5_buckets_of_unsigned_distances_beyond_their_dtype(dtype, max_distance):
+    r = np.array([1, 5, 200], dtype=dtype)
+    got = posenc.t5_relative_position_bucket(r, max_distance=max_distance)
+    want = [exact_t5_bucket(int(v), max_distance=max_distance) for v in r]  # exact rational definition
+    assert got.dtype == np.int64 and got.tolist() == want
+
+
+def test_t5_bucket_shapes_of_a_scalar_and_an_empty_list():
+    scalar = posenc.t5_relative_position_bucket(5)
+    assert isinstance(scalar, np.ndarray) and scalar.shape == () and scalar.dtype == np.int64
+    empty = posenc.t5_relative_position_bucket([])
+    assert empty.shape == (0,) and empty.dtype == np.int64
+
+
+def test_t5_bias_refuses_more_queries_than_keys_at_the_end():
+    with pytest.raises(ValueError, match="q_len must be at most k_len"):
+        posenc.t5_bias(np.zeros((32, 1)), 3, 2, query_offset=None)

@@ -13,11 +13,20 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, MP_PREC, llama3_frequencies, rounded_omegas
-from hypothesis import given
+from conftest import (
+    EPS,
+    MP_PREC,
+    llama3_frequencies,
+    refuses,
+    rounded_omegas,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import posenc
 from posenc import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+
+NAN, INF = float("nan"), float("inf")
 
 RNG_SEED = 20240609
 
@@ -520,3 +529,180 @@ def test_apply_errors():
         apply_rope(np.array([["a", "b"]]))
     with pytest.raises(ValueError, match="d_head must be even"):
         rope_layout_permutation(5)
+
+
+LIMIT = 2**53
+
+even_d = st.sampled_from([2, 4, 6, 8, 12, 16])
+
+
+@given(d=st.sampled_from([2, 4, 10, 64]))
+def test_interleaved_to_split_and_rope_layout_permutation(d):
+    expected = [2 * j for j in range(d // 2)] + [2 * j + 1 for j in range(d // 2)]
+    assert posenc.interleaved_to_split(d).tolist() == expected
+    assert posenc.rope_layout_permutation(d).tolist() == expected
+
+
+def rope_reference(x: np.ndarray, positions, d: int, layout: str) -> np.ndarray:
+    """Each pair as a complex number times exp(i m theta) in mpmath (theta rounded once)."""
+    thetas = rounded_omegas(d)
+    out = np.empty_like(x, dtype=np.float64)
+    with mpmath.workprec(MP_PREC):
+        for row, m in enumerate(positions):
+            for i, th in enumerate(thetas):
+                a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+                z = mpmath.mpc(float(x[row, a]), float(x[row, b])) * mpmath.expj(
+                    mpmath.mpf(float(m)) * mpmath.mpf(th)
+                )
+                out[row, a], out[row, b] = float(z.real), float(z.imag)
+    return out
+
+
+@settings(max_examples=30)
+@given(
+    d=st.sampled_from([2, 4, 8]),
+    length=st.integers(1, 5),
+    layout=st.sampled_from(["interleaved", "half"]),
+    integer_x=st.booleans(),
+    data=st.data(),
+)
+def test_apply_rope_and_rope_matrix_match_complex_rotation(d, length, layout, integer_x, data):
+    positions = data.draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=length, max_size=length))
+    values = data.draw(st.lists(st.integers(-50, 50), min_size=length * d, max_size=length * d))
+    x = np.array(values, dtype=np.int32 if integer_x else np.float64).reshape(length, d)
+    got = posenc.apply_rope(x.tolist(), tuple(positions), layout=layout)
+    ref = rope_reference(x, positions, d, layout)
+    # the angle fl(m * theta) is off by <= |m| theta 2^-53; cos/sin and the products add a few ulp
+    atol = (max(abs(p) for p in positions) * 2 * EPS + 16 * EPS) * 50 * 2
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, ref, rtol=0, atol=atol)
+    m = positions[0]
+    rm = posenc.rope_matrix(d, m, layout=layout)
+    ref_m = rope_reference(np.eye(d), [m] * d, d, layout).T  # columns: rotated unit vectors
+    np.testing.assert_allclose(rm, ref_m, rtol=0, atol=(abs(m) * 2 * EPS + 16 * EPS) * 2)
+
+
+@settings(max_examples=20)
+@given(m=st.one_of(st.integers(-LIMIT, LIMIT), st.floats(-float(LIMIT), float(LIMIT))), d=even_d)
+def test_apply_rope_keeps_every_pair_length_up_to_2_53(m, d):
+    # Rotations preserve |a + ib|: an oracle that holds at every position, however large.
+    x = np.arange(1.0, d + 1.0)[None, :]
+    got = posenc.apply_rope(x, [m])
+    pairs_in = np.hypot(x[0, 0::2], x[0, 1::2])
+    pairs_out = np.hypot(got[0, 0::2], got[0, 1::2])
+    np.testing.assert_allclose(pairs_out, pairs_in, rtol=8 * EPS)
+
+
+@settings(max_examples=30)
+@given(
+    d=st.sampled_from([2, 4, 8]),
+    rows=st.integers(1, 4),
+    layout=st.sampled_from(["interleaved", "half"]),
+    angle_dtype=st.sampled_from([np.float64, np.float32, np.int64]),
+    data=st.data(),
+)
+def test_rotate_by_angles_matches_complex_rotation(d, rows, layout, angle_dtype, data):
+    values = data.draw(st.lists(st.integers(-50, 50), min_size=rows * d, max_size=rows * d))
+    x = np.array(values, dtype=np.float64).reshape(rows, d)
+    flat = data.draw(
+        st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=rows * d // 2, max_size=rows * d // 2)
+    )
+    angles = np.array(flat).astype(angle_dtype).reshape(rows, d // 2)
+    got = posenc.rotate_by_angles(x.tolist(), angles, layout=layout)
+    assert got.dtype == np.float64 and got.shape == (rows, d)
+    with mpmath.workprec(MP_PREC):  # each pair times exp(i phi), phi the given angle exactly
+        for r in range(rows):
+            for i in range(d // 2):
+                a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+                z = mpmath.mpc(x[r, a], x[r, b]) * mpmath.expj(mpmath.mpf(float(angles[r, i])))
+                # cos and sin within an ulp, the complex product within 2 roundings: |a| + |b| <= 100
+                assert abs(got[r, a] - float(z.real)) <= 100 * 4 * EPS
+                assert abs(got[r, b] - float(z.imag)) <= 100 * 4 * EPS
+
+
+def test_rotate_by_angles_broadcasts_and_agrees_with_apply_rope():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, 3, 8)).astype(np.float32)
+    theta = posenc.rope_frequencies(8)
+    for m in (0.0, 3.0, 1e6, float(2**40)):
+        # the same float64 angles m * theta: the same bits as apply_rope (one kernel)
+        np.testing.assert_array_equal(posenc.rotate_by_angles(x, m * theta), posenc.apply_rope(x, [m] * 3))
+    # a 1-D vector, and one angle per vector broadcast over the pairs
+    np.testing.assert_allclose(posenc.rotate_by_angles([1, 0], [math.pi / 2]), [0.0, 1.0], atol=2 * EPS)
+    per_vector = posenc.rotate_by_angles(np.ones((3, 4)), np.array([[0.0], [math.pi], [math.pi / 2]]))
+    np.testing.assert_allclose(per_vector, [[1, 1, 1, 1], [-1, -1, -1, -1], [-1, 1, -1, 1]], atol=4 * EPS)
+    # float32 angles are used as they are: exactly the float64 rotation by their values
+    a32 = (np.arange(1, 5) * np.float32(0.1)).astype(np.float32)
+    np.testing.assert_array_equal(
+        posenc.rotate_by_angles(np.ones(8), a32), posenc.rotate_by_angles(np.ones(8), a32.astype(np.float64))
+    )
+
+
+ROTATE_BY_ANGLES_BAD = [
+    (lambda: posenc.rotate_by_angles(np.ones((2, 5)), np.zeros(2)), ValueError, "x.shape[-1]"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros(3)), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros((3, 2))), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0.0, NAN]), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0.0, INF]), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [0j, 1j]), TypeError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), [True, False]), TypeError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)), np.zeros((2, 0))), ValueError, "angles"),
+    (lambda: posenc.rotate_by_angles(np.ones((2, 4)) + 0j, [0.0, 1.0]), TypeError, "x"),
+    (lambda: posenc.rotate_by_angles(np.array([1.0, NAN]), [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(np.ones(0), [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(1.0, [0.0]), ValueError, "x"),
+    (lambda: posenc.rotate_by_angles(np.ones(4), [0.0, 1.0], layout="split"), ValueError, "layout"),
+    (lambda: posenc.rotate_by_angles(np.full(2, 6e4, dtype=np.float16), [0.7]), ValueError, "x"),
+]
+
+
+@pytest.mark.parametrize(
+    ("site", "exc", "name"),
+    ROTATE_BY_ANGLES_BAD,
+    ids=[f"{n}-{i}" for i, (_, _, n) in enumerate(ROTATE_BY_ANGLES_BAD)],
+)
+def test_rotate_by_angles_refuses_bad_input(site, exc, name):
+    refuses(exc, name, site)
+
+
+@settings(max_examples=25)
+@given(
+    d=st.sampled_from([2, 4, 8, 16]),
+    distances=st.lists(st.floats(-1e4, 1e4, allow_nan=False), min_size=1, max_size=4),
+)
+def test_rope_decay_bound_matches_partial_sums(d, distances):
+    thetas = rounded_omegas(d)
+    expected = []
+    for r in distances:
+        partial, total = 0j, 0.0
+        for th in thetas:
+            partial += cmath.exp(1j * r * th)
+            total += abs(partial)
+        expected.append(total / (d // 2))
+    got = posenc.rope_decay_bound(d, distances=tuple(distances))
+    tol = (max(abs(r) for r in distances) + 1) * d * d * EPS * 4
+    np.testing.assert_allclose(got, expected, rtol=0, atol=tol)
+
+
+def test_rope_decay_bound_takes_distances_by_keyword_only():
+    # rope_decay_bound(4, 3) read as (d_head, distances) or (distances, d_head)? Neither:
+    refuses(TypeError, "positional", posenc.rope_decay_bound, 4, 3)
+    assert posenc.rope_decay_bound(4, distances=[0])[0] == pytest.approx(1.5, rel=EPS)  # (|1| + |2|)/2
+
+
+def test_positions_at_2_53_and_containers_are_accepted():
+    x = np.arange(16.0).reshape(1, 2, 8) / 7
+    ids = [[0, 2**53]]  # a nested list of ints, shape (1, 2) for x of shape (1, 2, 8)
+    theta = rounded_omegas(8)
+    got = posenc.apply_rope(x, ids)
+    for tok, m in enumerate((0, 2**53)):
+        for i, w in enumerate(theta):
+            z = complex(x[0, tok, 2 * i], x[0, tok, 2 * i + 1]) * cmath.exp(1j * float(np.float64(m) * w))
+            assert abs(got[0, tok, 2 * i] - z.real) <= 16 * EPS * 4
+            assert abs(got[0, tok, 2 * i + 1] - z.imag) <= 16 * EPS * 4
+
+
+def test_pass_through_channels_are_checked_for_nan():
+    x = np.ones((2, 8))
+    x[1, 6] = NAN
+    refuses(ValueError, "x", posenc.apply_rope, x, rotary_dim=4)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import time
+import warnings
 
 import mpmath
 import numpy as np
 import pytest
 
 import posenc
+import posenc.exercises
 from posenc.rope_budget import (
     critical_dimension,
     long_term_similarity,
@@ -106,3 +109,44 @@ def test_bad_input_is_refused(fn, args, exc, name):
     kwargs = {"base": 1.0} if fn is long_term_similarity and name == "base" else {}
     with pytest.raises(exc, match=name):
         fn(*args, **kwargs)
+
+
+def test_min_base_for_context_refuses_a_table_of_lengths():
+    with pytest.raises(ValueError, match="context_length"):
+        posenc.min_base_for_context([[10, 20], [30, 40]], 8)
+    with pytest.raises(ValueError, match="start"):
+        posenc.min_base_for_context(100, 8, start=1e308)
+    assert posenc.min_base_for_context([100, 100], 8).shape == (2,)
+
+
+def test_a_wavelength_beyond_float64_is_refused_and_the_critical_dimension_still_counts():
+    with pytest.raises(ValueError, match="base"):
+        posenc.wavelengths(1024, 1.7e308)
+    assert np.all(np.isfinite(posenc.wavelengths(1024, 1e300)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = posenc.critical_dimension(1024, 1.7e308, 10.0)
+    # pairs with period 2 pi b^(2i/d) < 10, counted with 50-digit arithmetic
+    with mpmath.workdps(50):
+        b = mpmath.mpf(1.7e308)
+        count = sum(1 for i in range(512) if 2 * mpmath.pi * b ** (mpmath.mpf(2 * i) / 1024) < 10)
+    assert got == 2 * count and count > 0
+
+
+def test_min_base_for_context_refuses_scans_it_cannot_finish():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="d_head = 2"):
+        posenc.min_base_for_context(3, 2, steps_per_decade=10000)
+    with pytest.raises(ValueError, match="context_length"):
+        posenc.min_base_for_context(2**22, 128)
+    with pytest.raises(ValueError, match="steps_per_decade"):
+        posenc.min_base_for_context(1000, 128, steps_per_decade=10000)
+    assert time.perf_counter() - t0 < 1.0
+    # with d_head = 2, B(m) = cos(m) >= 0 for m in {0, 1}: the first grid base above start
+    assert posenc.min_base_for_context(2, 2) == 10 ** (math.ceil(200 * math.log10(2)) / 200)
+
+
+def test_p_rope_keeps_the_pairs_a_decimal_p_means():
+    kept = posenc.p_rope_frequencies(200, 0.29)
+    assert np.count_nonzero(kept) == 29  # 0.29 * 100 pairs, though the double 0.29 is below it
+    assert np.count_nonzero(posenc.p_rope_frequencies(8, 0.5)) == 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import time
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from conftest import EPS, rounded_omegas
 from hypothesis import given
 from hypothesis import strategies as st
 
+import posenc
 from posenc import (
     apply_mrope,
     apply_rope,
@@ -391,3 +393,22 @@ def get_rope_index_4x(segments):
 )
 def test_mrope_positions_match_the_get_rope_index_loop(segments):
     np.testing.assert_array_equal(mrope_positions(segments), get_rope_index_4x(segments))
+
+
+def test_float32_input_keeps_its_dtype_with_rotary_dim_and_nd():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    out = posenc.apply_rope(x, np.zeros((2, 3), dtype=np.int64), rotary_dim=4)
+    assert out.dtype == np.float32 and np.array_equal(out, x)  # position 0 rotates by nothing
+    out = posenc.apply_rope_nd(x, np.zeros((3, 2)), posenc.axial_rope_frequencies(8))
+    assert out.dtype == np.float32 and np.array_equal(out, x)
+    out = posenc.apply_mrope(x, np.zeros((3, 3), dtype=np.int32), (2, 1, 1))
+    assert out.dtype == np.float32 and np.array_equal(out, x)
+
+
+def test_axial_frequency_matrix_has_a_size_limit():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"n_axes"):
+        posenc.axial_rope_frequencies(65536, 16384)
+    assert time.perf_counter() - t0 < 1.0
+    assert posenc.axial_rope_frequencies(8, 2).shape == (2, 4)

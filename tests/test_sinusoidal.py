@@ -7,20 +7,25 @@ from the hand-derived d_model=4 case where ω = (1, 10000^(-1/2)) = (1, 0.01).
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import mpmath
 import numpy as np
 import pytest
 from conftest import (
     EPS,
+    MP_PREC,
     angle_tolerance,
     column_omegas,
     mp_omegas,
     mp_table,
+    reference_shift_matrix,
     reference_table,
+    refuses,
+    rounded_omegas,
     ulp32,
 )
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -497,3 +502,154 @@ def test_wavelengths_correctly_rounded(d_model, base):
     assert got[0] == float(2 * mpmath.pi)
     assert np.all(np.diff(got) > 0)
     assert got[-1] < 2 * math.pi * base  # the longest wavelength is below 2π·base
+
+
+LIMIT = 2**53
+
+small_even_d = st.sampled_from([2, 4, 6, 8, 12, 16])
+
+bases = st.sampled_from([10000.0, 100.0, 2.5, 500000.0, 10000])
+
+# The documented accuracy of the tables: within a few float64 roundings (<= 2^-51) of the
+# exact value at every position up to 2**53.
+TABLE_TOL = 2.0**-51
+
+
+def int_positions(max_size: int = 5):
+    return st.lists(st.integers(-LIMIT, LIMIT), min_size=1, max_size=max_size)
+
+
+def float_positions(max_size: int = 5):
+    return st.lists(
+        st.floats(-float(LIMIT), float(LIMIT), allow_nan=False, allow_infinity=False),
+        min_size=1,
+        max_size=max_size,
+    )
+
+
+def as_container(values, kind: str):
+    """The same positions as a list, a tuple, or a numpy array of several dtypes."""
+    if kind == "list":
+        return list(values)
+    if kind == "tuple":
+        return tuple(values)
+    if kind == "int64":
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=np.float64)
+
+
+@settings(max_examples=20)
+@given(d=st.sampled_from([2, 4, 8, 16, 64, 130]), base=bases, as_numpy=st.booleans())
+def test_frequencies_and_wavelengths_are_the_rounded_exact_values(d, base, as_numpy):
+    dd = np.int64(d) if as_numpy else d
+    np.testing.assert_array_equal(posenc.frequencies(dd, base), rounded_omegas(d, base))
+    with mpmath.workprec(MP_PREC):
+        lam = [float(2 * mpmath.pi / w) for w in mp_omegas(d, base)]
+    np.testing.assert_allclose(posenc.wavelengths(dd, base), lam, rtol=EPS, atol=0)
+
+
+@settings(max_examples=30)
+@given(
+    positions=st.one_of(int_positions(), float_positions()),
+    kind=st.sampled_from(["list", "tuple", "int64", "float64"]),
+    d=small_even_d,
+    layout=st.sampled_from(["interleaved", "split"]),
+)
+def test_sinusoidal_encoding_matches_mpmath_up_to_2_53(positions, kind, d, layout):
+    if kind == "int64":
+        positions = [int(p) for p in positions]
+    got = posenc.sinusoidal_encoding(as_container(positions, kind), d, layout=layout)
+    expected = reference_table([float(p) for p in positions], d, layout=layout)
+    assert got.dtype == np.float64 and got.shape == (len(positions), d)
+    assert np.max(np.abs(got - expected)) <= TABLE_TOL
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [
+        [LIMIT],  # a run of length one ending at 2**53
+        [LIMIT - 1, LIMIT],
+        [LIMIT - 2, LIMIT - 1],
+        [-LIMIT, -LIMIT + 1],
+        [float(LIMIT)],
+    ],
+)
+def test_sinusoidal_encoding_at_the_limit(positions):
+    got = posenc.sinusoidal_encoding(np.array(positions), 4)
+    assert np.max(np.abs(got - reference_table([float(p) for p in positions], 4))) <= TABLE_TOL
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint16, np.int32, np.uint64])
+def test_small_integer_positions_are_not_computed_in_their_dtype(dtype):
+    values = [0, 1, 100, 127]
+    got = posenc.sinusoidal_encoding(np.array(values, dtype=dtype), 6)
+    assert np.max(np.abs(got - reference_table(values, 6))) <= TABLE_TOL
+
+
+@settings(max_examples=15)
+@given(length=st.integers(1, 40), block=st.integers(1, 50), d=small_even_d)
+def test_iter_sinusoidal_blocks_tile_the_reference_table(length, block, d):
+    blocks = list(posenc.iter_sinusoidal_blocks(length, d, block=block))
+    assert [a for a, _ in blocks] == list(range(0, length, block))
+    table = np.concatenate([rows for _, rows in blocks])
+    assert np.max(np.abs(table - reference_table(range(length), d))) <= TABLE_TOL
+
+
+@settings(max_examples=30)
+@given(
+    d=small_even_d,
+    offset=st.one_of(st.integers(-LIMIT, LIMIT), st.floats(-float(LIMIT), float(LIMIT), allow_nan=False)),
+    layout=st.sampled_from(["interleaved", "split"]),
+)
+def test_relative_position_matrix_matches_mpmath(d, offset, layout):
+    got = posenc.relative_position_matrix(d, offset, layout=layout)
+    ref = reference_shift_matrix(d, offset)
+    w = np.repeat(rounded_omegas(d), 2)
+    # documented accuracy: |k| w 2^-52 + a few ulp, per row/column of pair i
+    tol = abs(float(offset)) * np.maximum.outer(w, w) * EPS * (1 + 2.0**-40) + 4 * EPS
+    if layout == "split":
+        perm = [2 * j for j in range(d // 2)] + [2 * j + 1 for j in range(d // 2)]
+        ref, tol = ref[np.ix_(perm, perm)], tol[np.ix_(perm, perm)]
+    assert np.all(np.abs(got - ref) <= tol)
+
+
+@settings(max_examples=15)
+@given(
+    max_len=st.integers(1, 12),
+    d=small_even_d,
+    batch=st.integers(1, 3),
+    integer=st.booleans(),
+    data=st.data(),
+)
+def test_sinusoidal_module_forward_adds_the_reference_table(max_len, d, batch, integer, data):
+    length = data.draw(st.integers(1, max_len))
+    values = data.draw(
+        st.lists(st.integers(-1000, 1000), min_size=batch * length * d, max_size=batch * length * d)
+    )
+    x = np.array(values, dtype=np.int16 if integer else np.float64).reshape(batch, length, d)
+    out = posenc.SinusoidalPositionalEncoding(max_len, d).forward(x.tolist() if not integer else x)
+    expected = np.array(values, dtype=np.float64).reshape(batch, length, d) + reference_table(
+        range(length), d
+    )
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1000 * EPS + 2.0**-51)
+
+
+def test_iter_sinusoidal_blocks_checks_before_the_first_block():
+    refuses(ValueError, "d_model", posenc.iter_sinusoidal_blocks, 4, 3)  # no next() needed
+
+
+def test_blocks_of_an_int_length_form_only_their_own_positions():
+    tracemalloc.start()
+    try:
+        start, rows = next(posenc.iter_sinusoidal_blocks(2**28, 2, block=256))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert start == 0 and rows.shape == (256, 2) and peak < 2**20, peak
+    # the rows are the table's, here against a direct formula (position p: sin p, cos p)
+    p = np.arange(256.0)
+    assert np.allclose(rows, np.stack([np.sin(p), np.cos(p)], axis=1), rtol=0, atol=1e-15)
+    blocks = list(posenc.iter_sinusoidal_blocks(1000, 6, block=300))
+    assert [s for s, _ in blocks] == [0, 300, 600, 900] and blocks[-1][1].shape == (100, 6)
+    assert np.array_equal(np.concatenate([b for _, b in blocks]), posenc.sinusoidal_encoding(1000, 6))

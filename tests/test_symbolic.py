@@ -1,11 +1,13 @@
 """posenc.symbolic against hand-derived cases."""
 
 import math
+import os
 
 import numpy as np
 import pytest
 import sympy as sp
 
+from posenc import symbolic
 from posenc.symbolic import _without_sine_squares, rotation, sinusoidal_vector, softmax_rows, vanishes
 
 t, u = sp.symbols("t u", real=True)
@@ -95,3 +97,72 @@ def test_sinusoidal_vector_symbolic_dot_product_is_a_sum_of_cosines_of_the_offse
 def test_sinusoidal_vector_refusals_name_the_argument(position, omegas, exc, name):
     with pytest.raises(exc, match=name):
         sinusoidal_vector(position, omegas)
+
+
+EVALUATED = "POSENC_TEST_STRING_WAS_EVALUATED"
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        pytest.param(symbolic.rotation, "angle", id="rotation"),
+        pytest.param(symbolic.vanishes, "expr", id="vanishes"),
+        pytest.param(lambda s: symbolic.softmax_rows([[s, 1]]), "scores", id="softmax_rows"),
+    ],
+)
+def test_symbolic_helpers_never_evaluate_a_string(call, name, monkeypatch):
+    monkeypatch.delenv(EVALUATED, raising=False)
+    code = f"__import__('os').environ.__setitem__('{EVALUATED}', '1') or 0"
+    with pytest.raises(TypeError, match=name):
+        call(code)
+    assert EVALUATED not in os.environ
+    with pytest.raises(TypeError, match=name):
+        call(None)
+
+
+def test_softmax_rows_refuses_infinite_scores_and_keeps_symbols():
+    with pytest.raises(ValueError, match="scores"):
+        symbolic.softmax_rows([[float("inf"), 1]])
+    with pytest.raises(ValueError, match="scores"):
+        symbolic.softmax_rows(sp.Matrix([[sp.oo, 0]]))
+    for nan in (float("nan"), sp.nan):  # SymPy's NaN is neither finite nor infinite
+        with pytest.raises(ValueError, match="scores"):
+            symbolic.softmax_rows([[nan, 1]])
+    a, b = sp.symbols("a b")
+    row = symbolic.softmax_rows([[a, b]])
+    assert sp.simplify(row[0] - 1 / (1 + sp.exp(b - a))) == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: symbolic.vanishes(sp.zeros(2)), "expr"),  # a zero matrix is not the number 0
+        (lambda: symbolic.vanishes(sp.MatrixSymbol("A", 2, 2)), "expr"),
+        (lambda: symbolic.rotation(sp.Matrix([[0]])), "angle"),
+        (lambda: symbolic.sinusoidal_vector(sp.Matrix([[1]]), [1]), "position"),
+    ],
+)
+def test_matrices_are_refused(call, name):
+    with pytest.raises(TypeError, match=name):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: symbolic.rotation(float("nan")), "angle"),
+        (lambda: symbolic.rotation(sp.oo), "angle"),
+        (lambda: symbolic.sinusoidal_vector(sp.zoo, [1]), "position"),
+        (lambda: symbolic.sinusoidal_vector(1, [float("inf")]), r"omegas\[0\]"),
+        (lambda: symbolic.softmax_rows(sp.Matrix(0, 0, [])), "scores must not be empty"),
+    ],
+)
+def test_nan_infinities_and_empty_scores_are_refused(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_symbols_of_unknown_finiteness_still_work():
+    x = sp.Symbol("x")
+    assert symbolic.vanishes(sp.sin(x) ** 2 + sp.cos(x) ** 2 - 1)
+    assert symbolic.rotation(x)[1, 0] == sp.sin(x)

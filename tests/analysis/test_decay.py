@@ -7,12 +7,13 @@ sums of cosines at 256 bits) or from plain formulas written here; never from pos
 from __future__ import annotations
 
 import math
+import time
 
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, mp_omegas
-from hypothesis import given
+from conftest import EPS, _mpf, mp_omegas
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -311,3 +312,128 @@ def test_import_does_not_load_mpmath_or_sympy():
     code = "import posenc, sys; print('mpmath' in sys.modules, 'sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+MP_PREC = 300
+
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+offsets_all = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.floats(1e-300, 1.5e308).map(lambda x: x * 1.0),
+    st.sampled_from([2.0**53, 2.0**53 + 2, 1e300, -1.5e308, 5e-324, 0.5, 1.0]),
+)
+
+bases = st.sampled_from([10000.0, 500000.0, 2.0, 1e300])
+
+widths = st.sampled_from([2, 4, 16, 64])
+
+
+def _mp_omegas_float(d, base):
+    # the correctly rounded float64 frequencies, as exact mpmath numbers
+    with mpmath.workprec(MP_PREC):
+        return [
+            mpmath.mpf(float(mpmath.power(mpmath.mpf(base), mpmath.mpf(-2 * i) / d))) for i in range(d // 2)
+        ]
+
+
+def _mp_J(k, base):
+    with mpmath.workprec(MP_PREC):
+        a = abs(_mpf(k))
+        if a == 0:
+            return mpmath.mpf(1)
+        return (mpmath.ci(a) - mpmath.ci(a / _mpf(base))) / mpmath.log(_mpf(base))
+
+
+@settings(max_examples=40)
+@given(k=offsets_all, base=bases, d=widths)
+def test_oscillatory_integral_and_integral_approximation(k, base, d):
+    want = float(_mp_J(k, base))
+    tol = 4e-15 / math.log(base) + 2.0**-51
+    assert posenc.analysis.oscillatory_integral(k, base) == pytest.approx(want, abs=tol)
+    assert posenc.analysis.integral_approximation(k, d, base) == pytest.approx(
+        d / 2 * want, abs=d / 2 * tol + 2 * EPS * d
+    )
+
+
+@settings(max_examples=40)
+@given(ks=st.lists(offsets_all, min_size=1, max_size=3), base=bases, d=widths)
+def test_dot_product_sum_is_exact_for_every_finite_offset(ks, base, d):
+    got = posenc.analysis.dot_product_sum(np.array(ks), d, base)
+    om = _mp_omegas_float(d, base)
+    with mpmath.workprec(MP_PREC):
+        want = [float(mpmath.fsum(mpmath.cos(_mpf(k) * w) for w in om)) for k in ks]
+    np.testing.assert_allclose(got, want, rtol=0, atol=d * 2.0**-50)
+
+
+@given(k=st.one_of(st.floats(-(2.0**53), 2.0**53), st.sampled_from([2**53, -(2**53), 3, 0])), base=bases)
+def test_endpoint_correction_against_mpmath(k, base):
+    with mpmath.workprec(MP_PREC):
+        kk = _mpf(k)
+        want = float((mpmath.cos(kk) - mpmath.cos(kk / _mpf(base))) / 2)
+    assert posenc.analysis.endpoint_correction(k, base) == pytest.approx(want, abs=2.0**-50)
+
+
+@given(d=st.integers(1, 2**15).map(lambda h: 2 * h), base=bases)
+def test_width_functions_against_mpmath(d, base):
+    with mpmath.workprec(MP_PREC):
+        b, lam = _mpf(base), mpmath.log(_mpf(base))
+        # <w^2> as the closed form of the geometric series (checked against the sum below)
+        m2 = 2 * (1 - b**-2) / (d * (1 - b ** (mpmath.mpf(-4) / d)))
+        onset = mpmath.pi * d / lam
+    assert posenc.analysis.mean_square_frequency(d, base) == pytest.approx(float(m2), rel=8 * EPS)
+    assert posenc.analysis.aliasing_onset(d, base) == pytest.approx(float(onset), rel=4 * EPS)
+    assert posenc.analysis.noise_floor(d) == pytest.approx(math.sqrt(d) / 2, rel=2 * EPS)
+    if d <= 64:
+        om = _mp_omegas_float(d, base)
+        with mpmath.workprec(MP_PREC):
+            direct = mpmath.fsum(w**2 for w in om) / (d // 2)
+        assert float(m2) == pytest.approx(float(direct), rel=1e-14)
+
+
+@given(k=offsets_all, d=widths, base=bases)
+def test_asymptotes_and_envelope_against_mpmath(k, d, base):
+    with mpmath.workprec(MP_PREC):
+        kk, b = abs(_mpf(k)), _mpf(base)
+        lam = mpmath.log(b)
+        m2 = 2 * (1 - b**-2) / (d * (1 - b ** (mpmath.mpf(-4) / d)))
+        near = d * (1 - kk**2 * m2 / 2) / 2
+        if abs(near) > FLOAT_MAX:
+            with pytest.raises(ValueError, match=r"\bk\b"):
+                posenc.analysis.near_asymptote(k, d, base)
+        else:
+            assert posenc.analysis.near_asymptote(k, d, base) == pytest.approx(
+                float(near), rel=16 * EPS, abs=d * EPS
+            )
+        if kk == 0:
+            return
+        log_ = d * (lam - mpmath.log(kk) - mpmath.euler) / (2 * lam)
+        assert posenc.analysis.log_asymptote(k, d, base) == pytest.approx(
+            float(log_), abs=8 * EPS * d * (1 + float(abs(mpmath.log(kk))))
+        )
+        env = d * (b + 1) / (2 * kk * lam)
+        if env > FLOAT_MAX:
+            with pytest.raises(ValueError, match=r"\bk\b"):
+                posenc.analysis.far_envelope(k, d, base)
+        else:
+            assert posenc.analysis.far_envelope(k, d, base) == pytest.approx(float(env), rel=8 * EPS)
+        t = mpmath.log(lam * kk / (mpmath.pi * d)) / lam
+        t = min(max(t, 0), 1)
+        assert posenc.analysis.aliased_fraction(k, d, base) == pytest.approx(float(t), abs=8 * EPS)
+        if kk <= 2**53:
+            far = d * (mpmath.sin(kk) - b * mpmath.sin(kk / b)) / (2 * kk * lam)
+            if env <= FLOAT_MAX:
+                assert posenc.analysis.far_asymptote(k, d, base) == pytest.approx(
+                    float(far), abs=16 * EPS * float(env)
+                )
+
+
+def test_dot_product_sum_refuses_a_minute_of_cosines():
+    from posenc.analysis import dot_product_sum
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="k.size"):
+        dot_product_sum(np.zeros(2**21 + 1), 128)  # 2**27 + 64 terms
+    assert time.perf_counter() - t0 < 1.0
+    assert dot_product_sum(0.0, 128) == 64.0  # D(0) = d/2

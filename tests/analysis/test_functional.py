@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from conftest import (
+    EPS,
+    MP_PREC,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -106,3 +111,40 @@ def test_bad_input():
         posenc.analysis.wrap_angle([np.nan])
     with pytest.raises(TypeError, match="x must be"):
         posenc.analysis.wrap_angle(["a"])
+
+
+@settings(max_examples=40)
+@given(
+    x=st.lists(
+        st.floats(-1e12, 1e12, allow_nan=False) | st.integers(-(10**9), 10**9), min_size=1, max_size=6
+    ),
+    period=st.sampled_from([2 * math.pi, 1.0, 7, 0.001, 360.0]),
+)
+def test_wrap_angle_matches_the_exact_residue(x, period):
+    got = posenc.analysis.wrap_angle(x, period)
+    p = float(period)
+    assert np.all(got >= -p / 2) and np.all(got < p / 2)
+    with mpmath.workprec(MP_PREC):
+        P = mpmath.mpf(p)
+        for g, v in zip(got, x, strict=True):
+            exact = mpmath.mpf(v) - P * mpmath.floor((mpmath.mpf(v) + P / 2) / P)
+            diff = abs(mpmath.mpf(float(g)) - exact)
+            diff = min(diff, abs(P - diff))  # equal modulo the period
+            assert diff <= abs(float(v)) * 2.0**-51 + p * EPS
+
+
+@settings(max_examples=30)
+@given(
+    m=st.lists(st.integers(-(10**6), 10**6), min_size=1, max_size=5),
+    n=st.integers(-(10**6), 10**6),
+    period=st.one_of(st.none(), st.just(7)),
+)
+def test_functional_equation_residual_of_a_square(m, n, period):
+    # phi(p) = p^2: phi(m) - phi(n) - phi(m - n) = 2 n (m - n), exact in float64 here.
+    got = posenc.analysis.functional_equation_residual(
+        lambda p: p.astype(np.float64) ** 2, m, np.int32(n), period=period
+    )
+    exact = [2 * n * (mm - n) for mm in m]
+    if period is not None:
+        exact = [((e + 3.5) % 7) - 3.5 for e in exact]
+    assert got.tolist() == [float(e) for e in exact]

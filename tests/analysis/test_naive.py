@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
+from conftest import EPS, _mpf, refuses_call
 from hypothesis import given
 from hypothesis import strategies as st
 
 import posenc
+from posenc.analysis.probe import AttentionProbe
 
 
 def test_integer_encoding():
@@ -199,3 +202,166 @@ def test_predicate_errors():
         posenc.analysis.stays_in_training_range(integer, 2, 4, tol=-0.1)
     with pytest.raises(TypeError, match="offsets"):
         posenc.analysis.is_shift_consistent(integer, [4], offsets=2)
+
+
+MP_PREC = 300
+
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+@given(length=st.integers(1, 300))
+def test_integer_and_normalized_encodings_are_exact_quotients(length):
+    assert posenc.analysis.integer_encoding(length)[:, 0].tolist() == [float(p) for p in range(length)]
+    ends = posenc.analysis.normalized_encoding(np.int32(length))[:, 0].tolist()
+    frac = posenc.analysis.normalized_encoding(length, mode="fraction")[:, 0].tolist()
+    assert ends == [float(Fraction(p, max(length - 1, 1))) for p in range(length)]
+    assert frac == [float(Fraction(p, length)) for p in range(length)]
+
+
+@given(n_bits=st.integers(1, 80), data=st.data())
+def test_binary_encoding_is_the_bits(n_bits, data):
+    length = data.draw(st.integers(1, min(2**n_bits, 300)))
+    got = posenc.analysis.binary_encoding(length, n_bits)
+    assert got.shape == (length, n_bits)
+    for p in range(length):
+        assert got[p].tolist() == [float(ch) for ch in format(p, f"0{n_bits}b")]
+
+
+@given(
+    length=st.integers(1, 40),
+    frequency=st.one_of(
+        finite.filter(lambda f: f != 0),
+        st.floats(1e-300, 1e300).map(lambda f: f * 1.0),
+        st.sampled_from([1.0, -1.0, 0.1, math.pi, 2.0**52 + 1, 1e300, -1e300, 5e-324]),
+    ),
+)
+def test_sine_encoding_is_the_sine_of_the_exact_product(length, frequency):
+    if not math.isfinite(abs(frequency) * (length - 1)):
+        length = 2
+    got = posenc.analysis.sine_encoding(length, frequency=frequency)[:, 0]
+    with mpmath.workprec(MP_PREC):
+        want = [float(mpmath.sin(mpmath.mpf(frequency) * p)) for p in range(length)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=8 * EPS)
+    if abs(frequency) < 1e-200:  # tiny angles: relative accuracy too
+        np.testing.assert_allclose(got, want, rtol=16 * EPS, atol=1e-323)
+
+
+def _mp_dist(a, b):
+    with mpmath.workprec(MP_PREC):
+        return mpmath.sqrt(mpmath.fsum((_mpf(x) - _mpf(y)) ** 2 for x, y in zip(a, b, strict=True)))
+
+
+table_values = st.one_of(finite, st.sampled_from([1.5e308, -1.5e308, 1e-310, -3e-320, 1e200, 0.0, 7.0]))
+
+
+@given(data=st.data(), L=st.integers(2, 6), d=st.integers(1, 3))
+def test_neighbour_and_min_pairwise_distances_against_mpmath(data, L, d):
+    vals = data.draw(st.lists(table_values, min_size=L * d, max_size=L * d))
+    table = np.array(vals).reshape(L, d)
+    exact = {(p, q): _mp_dist(table[p], table[q]) for p in range(L) for q in range(L) if p < q}
+    neighbours = [exact[(p, p + 1)] for p in range(L - 1)]
+    if any(v > FLOAT_MAX for v in neighbours):
+        with pytest.raises(ValueError, match="pe"):
+            posenc.analysis.neighbour_distances(table)
+    else:
+        got = posenc.analysis.neighbour_distances(table.tolist())
+        np.testing.assert_allclose(got, [float(v) for v in neighbours], rtol=8 * EPS, atol=0)
+    smallest = min(exact.values())
+    if smallest > FLOAT_MAX:
+        with pytest.raises(ValueError, match="pe"):
+            posenc.analysis.min_pairwise_distance(table)
+    else:
+        assert posenc.analysis.min_pairwise_distance(table) == pytest.approx(
+            float(smallest), rel=8 * EPS, abs=0
+        )
+
+
+@given(data=st.data(), n=st.integers(3, 12), d=st.integers(1, 2), scale_by_length=st.booleans())
+def test_predicates_against_direct_loops(data, n, d, scale_by_length):
+    vals = data.draw(st.lists(st.integers(-3, 3), min_size=n * d, max_size=n * d))
+    T = np.array(vals, dtype=float).reshape(n, d)
+
+    def encode(length):
+        if length > n:
+            raise ValueError("not defined")
+        return T[:length] / length if scale_by_length else T[:length].tolist()
+
+    lengths = sorted(set(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=4))))
+    rows = {L: [[float(x) / (L if scale_by_length else 1) for x in T[p]] for p in range(L)] for L in lengths}
+    bound = data.draw(st.floats(0, 4))
+    assert posenc.analysis.is_bounded(encode, lengths, bound=bound) == all(
+        abs(x) <= bound for L in lengths for r in rows[L] for x in r
+    )
+    assert posenc.analysis.is_unique(encode, np.array(lengths)) == all(
+        len({tuple(r) for r in rows[L]}) == L for L in lengths
+    )
+    assert posenc.analysis.is_length_consistent(encode, tuple(lengths), atol=0.0) == all(
+        rows[a][p] == rows[b][p] for a in lengths for b in lengths if a < b for p in range(a)
+    )
+    k = data.draw(st.integers(1, n))
+
+    def shift_ok(L):
+        if k >= L:
+            return True
+        dist = [math.dist(rows[L][p + k], rows[L][p]) for p in range(L - k)]
+        return max(dist) - min(dist) <= 1e-9 * max(max(dist), 1e-300)
+
+    assert posenc.analysis.is_shift_consistent(encode, lengths, offsets=[k]) == all(
+        shift_ok(L) for L in lengths
+    )
+    train = data.draw(st.integers(1, n))
+    test = train + data.draw(st.integers(1, 4))
+    assert posenc.analysis.is_defined_beyond(encode, train, test) == (test <= n)
+    tol = data.draw(st.sampled_from([0.0, 0.01, 0.5]))
+    if test <= n:
+        seen = [[float(x) / (train if scale_by_length else 1) for x in T[p]] for p in range(train)]
+        new = [[float(x) / (test if scale_by_length else 1) for x in T[p]] for p in range(train, test)]
+        lo = [min(r[j] for r in seen) for j in range(d)]
+        hi = [max(r[j] for r in seen) for j in range(d)]
+        want = all(
+            lo[j] - tol * (hi[j] - lo[j]) <= r[j] <= hi[j] + tol * (hi[j] - lo[j])
+            for r in new
+            for j in range(d)
+        )
+    else:
+        want = False
+    assert posenc.analysis.stays_in_training_range(encode, train, test, tol=tol) == want
+
+
+def test_stays_in_training_range_with_a_range_wider_than_float64():
+    table = np.array([[-1.5e308], [1.5e308], [1.7e308], [-1.7e308]])
+    assert posenc.analysis.stays_in_training_range(
+        lambda L: table[:L], 2, 4, tol=0.1
+    )  # margin overflows to inf
+    assert not posenc.analysis.stays_in_training_range(lambda L: table[:L], 2, 4, tol=0.0)
+
+
+def _probe(**kw):
+    return AttentionProbe(kw.pop("method", "alibi"), vocab=4, **kw)
+
+
+def test_predicates_refuse_bad_encoders_and_length_containers():
+    refuses_call(lambda: posenc.analysis.is_unique(None, [2]), TypeError, "encode")
+    refuses_call(lambda: posenc.analysis.is_unique(lambda L: np.zeros((L + 1, 1)), [2]), ValueError, "encode")
+    refuses_call(lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, 3), TypeError, "lengths")
+    refuses_call(
+        lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, "3"), TypeError, "lengths"
+    )
+    refuses_call(
+        lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, np.array([[2]])),
+        ValueError,
+        "lengths",
+    )
+    refuses_call(
+        lambda: posenc.analysis.is_unique(posenc.analysis.integer_encoding, [2, 2.0]), TypeError, "lengths"
+    )
+    refuses_call(
+        lambda: posenc.analysis.is_defined_beyond(posenc.analysis.integer_encoding, 3, 3),
+        ValueError,
+        "test_length",
+    )
+    refuses_call(lambda: posenc.analysis.probe_accuracy("probe", 3, 1), TypeError, "probe")
+    refuses_call(lambda: posenc.analysis.fit_position_readout(object(), [1.0], train_len=1), TypeError, "pe")
+    refuses_call(lambda: _probe(method="t5", num_buckets=32, max_distance=10), ValueError, "max_distance")

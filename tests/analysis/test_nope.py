@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
-from posenc.analysis import fit_linear_probe, random_attention_stack
+import posenc
+import posenc.exercises
+from posenc.analysis import (
+    fit_linear_probe,
+    random_attention_stack,
+)
 
 
 def own_stack(x, n_layers, causal, rope_layers, gain, seed):
@@ -97,3 +104,46 @@ def test_linear_probe_recovers_a_linear_map():
         fit_linear_probe(F, y[:-1])
     with pytest.raises(ValueError, match="ridge"):
         fit_linear_probe(F, y, ridge=-1)
+
+
+def test_fit_linear_probe_overflow_names_features_and_targets():
+    with pytest.raises(ValueError, match="features or targets"):
+        posenc.analysis.fit_linear_probe([[5e-324], [1e-323], [0.0]], [1e300, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "x, gain", [(np.full((4, 4), 1e308), 1.0), (np.ones((4, 4)), 1e308)], ids=["huge-x", "huge-gain"]
+)
+def test_random_attention_stack_overflow_names_x_and_gain(x, gain, recwarn):
+    with pytest.raises(ValueError, match="x or gain"):
+        random_attention_stack(x, 2, gain=gain)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_linear_probe_refuses_features_whose_mean_overflows():
+    with pytest.raises(ValueError, match="features"):
+        fit_linear_probe([[1e308, 1.0], [1e308, 0.0], [-1e308, 2.0]], [1.0, 2.0, 3.0])
+
+
+def test_linear_probe_refuses_a_solve_of_minutes():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="features of shape"):
+        fit_linear_probe(np.zeros((2, 4096)), [0.0, 1.0], ridge=1.0)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_linear_probe_still_fits_a_line():
+    # y = 3 f0 - 2 f1 + 5, exactly: the probe recovers it without a ridge
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((50, 2))
+    probe = fit_linear_probe(F, 3 * F[:, 0] - 2 * F[:, 1] + 5)
+    assert np.allclose(probe.predict(np.array([[1.0, 1.0], [0.0, 0.0]])), [6.0, 5.0], atol=1e-9)
+
+
+def test_attention_stack_refuses_minutes_of_work_and_a_string_flag():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="too much work"):
+        random_attention_stack(np.ones((4096, 2)), 1024)
+    assert time.perf_counter() - t0 < 1.0
+    with pytest.raises(TypeError, match="causal"):
+        random_attention_stack(np.ones((4, 2)), 1, causal="False")

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import cmath
 import math
+import time
 
 import numpy as np
 import pytest
+from conftest import hand_softmax, reference_table
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
+import posenc
 from posenc.analysis.probe import METHODS, AttentionProbe, copy_targets, copy_task, fit_probe, probe_accuracy
 
 
@@ -195,3 +200,116 @@ def test_bad_calls_name_the_argument() -> None:
         fit_probe("alibi", train_len=4, offset=4)
     with pytest.raises(TypeError, match="probe"):
         probe_accuracy("alibi", 8, 1)  # type: ignore[arg-type]
+
+
+def _rotate(vec, angle_scale, pos):
+    out = list(vec)
+    for i in range(len(vec) // 2):
+        th = pos * angle_scale[i]
+        a, b = vec[2 * i], vec[2 * i + 1]
+        out[2 * i] = a * math.cos(th) - b * math.sin(th)
+        out[2 * i + 1] = a * math.sin(th) + b * math.cos(th)
+    return out
+
+
+@settings(max_examples=20)
+@given(
+    method=st.sampled_from(["sinusoidal", "learned", "rope", "alibi"]),
+    seed=st.integers(0, 1000),
+    slope=st.floats(-2, 2),
+    L=st.integers(1, 5),
+    vocab=st.integers(1, 4),
+    n=st.integers(1, 3),
+)
+def test_probe_scores_weights_predictions_by_hand(method, seed, slope, L, vocab, n):
+    d = 4
+    probe = AttentionProbe(method, max_len=5, d=d, vocab=vocab, seed=seed, slope=slope)
+    rng = np.random.default_rng(seed)
+    probe.params["C"] = rng.normal(size=(vocab, vocab))
+    if method == "sinusoidal":
+        probe.params["A"] = rng.normal(size=(d, d))
+    P = probe.position_scores(L)
+    om = [10000.0 ** (-2 * i / d) for i in range(d // 2)]
+    want_P = np.zeros((L, L))
+    for i in range(L):
+        for j in range(L):
+            if method == "alibi":
+                want = -slope * (i - j)
+            elif method == "learned":
+                want = math.fsum(probe.params["U"][i, t] * probe.params["V"][j, t] for t in range(d))
+            elif method == "rope":
+                qa, kb = _rotate(probe.params["a"], om, i), _rotate(probe.params["b"], om, j)
+                want = math.fsum(x * y for x, y in zip(qa, kb, strict=True))
+            else:
+                pi, pj = reference_table([i], d)[0], reference_table([j], d)[0]
+                A = probe.params["A"]
+                want = math.fsum(pi[a] * A[a, b] * pj[b] for a in range(d) for b in range(d))
+            assert P[i, j] == pytest.approx(want, rel=1e-12, abs=1e-12)
+            want_P[i, j] = want
+    tokens = rng.integers(0, vocab, size=(n, L))
+    w = probe.weights(tokens.tolist())
+    pred = probe.predict(tokens)
+    for b in range(n):
+        for i in range(L):
+            row = [
+                probe.params["C"][tokens[b, i], tokens[b, j]] + want_P[i, j] if j <= i else -math.inf
+                for j in range(L)
+            ]
+            want_w = hand_softmax(row)
+            np.testing.assert_allclose(w[b, i], want_w, rtol=1e-12, atol=1e-300)
+            mass = [math.fsum(want_w[j] for j in range(L) if tokens[b, j] == v) for v in range(vocab)]
+            best = max(mass)
+            assert mass[pred[b, i]] >= best * (1 - 1e-12)
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 1000), train_len=st.integers(2, 5), vocab=st.integers(2, 5), slope=st.floats(0, 3))
+def test_fit_probe_first_loss_and_probe_accuracy_by_hand(seed, train_len, vocab, slope):
+    offset = 1
+    probe, losses = posenc.analysis.fit_probe(
+        "alibi",
+        train_len=train_len,
+        offset=offset,
+        steps=1,
+        lr=0.05,
+        batch=3,
+        d=4,
+        vocab=vocab,
+        seed=seed,
+        slope=slope,
+    )
+    # step 1 starts from C = 0: the loss is that of the fixed ALiBi weights, on the batch the
+    # documented generator draws (numpy.random.default_rng(seed + 1))
+    tokens = np.random.default_rng(seed + 1).integers(0, vocab, size=(3, train_len))
+    terms = []
+    for b in range(3):
+        for i in range(offset, train_len):
+            w = hand_softmax([-slope * (i - j) for j in range(i + 1)])
+            o = math.fsum(w[j] for j in range(i + 1) if tokens[b, j] == tokens[b, i - offset])
+            terms.append(-math.log(o))
+    assert losses.shape == (1,)
+    assert losses[0] == pytest.approx(math.fsum(terms) / len(terms), rel=1e-12)
+    # accuracy of the trained probe, predictions written out from its parameters
+    length, n_seq, acc_seed = train_len + 2, 3, seed + 7
+    acc = posenc.analysis.probe_accuracy(probe, length, offset, n_seq=n_seq, seed=acc_seed)
+    toks = np.random.default_rng(acc_seed).integers(0, vocab, size=(n_seq, length))
+    C = probe.params["C"]
+    hits = total = 0
+    for b in range(n_seq):
+        for i in range(offset, length):
+            w = hand_softmax([C[toks[b, i], toks[b, j]] - slope * (i - j) for j in range(i + 1)])
+            mass = [math.fsum(w[j] for j in range(i + 1) if toks[b, j] == v) for v in range(vocab)]
+            top = max(mass)
+            assume(top - sorted(mass)[-2] > 1e-9)  # a near tie would make the argmax arbitrary
+            hits += mass.index(top) == toks[b, i - offset]
+            total += 1
+    assert acc == hits / total
+
+
+def test_sinusoidal_probe_refuses_a_matrix_beyond_the_limit():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"\(d, d\)"):
+        AttentionProbe("sinusoidal", d=2**16)
+    with pytest.raises(ValueError, match=r"\(d, d\)"):
+        fit_probe("sinusoidal", d=2**16, steps=1, train_len=2, batch=1)
+    assert time.perf_counter() - t0 < 1.0

@@ -10,8 +10,13 @@ import math
 
 import numpy as np
 import pytest
-from conftest import mp_omegas, reference_shift_matrix, reference_table
-from hypothesis import given
+from conftest import (
+    EPS,
+    mp_omegas,
+    reference_shift_matrix,
+    reference_table,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -129,3 +134,44 @@ def test_shift_matrix_angles_errors():
         posenc.analysis.shift_matrix_angles(np.eye(3))
     with pytest.raises(ValueError, match="layout"):
         posenc.analysis.shift_matrix_angles(np.eye(4), layout="half")
+
+
+@settings(max_examples=25)
+@given(d_in=st.integers(1, 4), d_out=st.integers(1, 4), data=st.data())
+def test_fit_linear_map_recovers_an_integer_map_from_lists(d_in, d_out, data):
+    m = np.array(data.draw(st.lists(st.integers(-5, 5), min_size=d_in * d_out, max_size=d_in * d_out)))
+    m = m.reshape(d_out, d_in)
+    source = np.vstack([np.eye(d_in, dtype=np.int64), np.ones((1, d_in), dtype=np.int64)])
+    target = np.array(
+        [[sum(int(m[o, c]) * int(s[c]) for c in range(d_in)) for o in range(d_out)] for s in source]
+    )
+    got = posenc.analysis.fit_linear_map(source.tolist(), target.astype(np.int16), rcond=np.float32(1e-12))
+    np.testing.assert_allclose(got, m, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("offset", [1, 3, -2])
+def test_fit_shift_matrix_recovers_the_exact_shift(layout, offset):
+    d, base, length = 6, 4.0, 24
+    pe = reference_table(range(length), d, base, layout=layout)
+    ref = reference_shift_matrix(d, offset, base)
+    if layout == "split":
+        perm = [0, 2, 4, 1, 3, 5]
+        ref = ref[np.ix_(perm, perm)]
+    for structure in ("full", "block"):
+        got = posenc.analysis.fit_shift_matrix(pe, np.int16(offset), structure=structure, layout=layout)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9)
+
+
+@given(
+    angles=st.lists(st.floats(-3.14, 3.14), min_size=1, max_size=5),
+    layout=st.sampled_from(["interleaved", "split"]),
+)
+def test_shift_matrix_angles_reads_back_the_angles(angles, layout):
+    half = len(angles)
+    m = np.zeros((2 * half, 2 * half))
+    for i, th in enumerate(angles):
+        a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+        m[a, a], m[a, b], m[b, a], m[b, b] = math.cos(th), math.sin(th), -math.sin(th), math.cos(th)
+    got = posenc.analysis.shift_matrix_angles(m.tolist(), layout=layout)
+    np.testing.assert_allclose(got, angles, rtol=0, atol=4 * EPS)

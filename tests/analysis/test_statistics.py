@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, mp_omegas
-from hypothesis import given
+from conftest import (
+    EPS,
+    MP_PREC,
+    mp_omegas,
+    rounded_omegas,
+)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
@@ -207,3 +214,88 @@ def test_toeplitz_deviation_property(seed, n):
         b = a.copy()
         b[n - 1, n - 1] += 0.75  # breaks the main diagonal (its first entry is (0, 0))
         assert posenc.analysis.toeplitz_deviation(b) == abs(b[n - 1, n - 1] - b[0, 0]) > 0.7
+
+
+LIMIT = 2**53
+
+even_d = st.sampled_from([2, 4, 6, 8, 12, 16])
+
+
+@settings(max_examples=30)
+@given(
+    rows=st.integers(1, 5),
+    cols=st.integers(1, 5),
+    dtype=st.sampled_from([np.int8, np.int16, np.uint8, np.int64, np.float32]),
+    data=st.data(),
+)
+def test_gram_statistics_and_offsets_with_integer_tables(rows, cols, dtype, data):
+    top = 120 if dtype in (np.int8, np.uint8) else 300  # products overflow int8/int16
+    lo = 0 if dtype == np.uint8 else -top
+    vals = data.draw(st.lists(st.integers(lo, top), min_size=rows * cols, max_size=rows * cols))
+    pe = np.array(vals, dtype=dtype).reshape(rows, cols)
+    py = [[int(v) for v in row] for row in pe.tolist()]
+    gram = [[sum(a * b for a, b in zip(r1, r2, strict=True)) for r2 in py] for r1 in py]
+    assert posenc.dot_product_distance(pe).tolist() == gram
+    means = [Fraction(sum(gram[p][p + k] for p in range(rows - k)), rows - k) for k in range(rows)]
+    np.testing.assert_allclose(posenc.analysis.mean_dot_by_offset(pe), [float(v) for v in means], rtol=EPS)
+    stats = posenc.encoding_statistics(pe)
+    np.testing.assert_allclose(stats.norms, [math.sqrt(sum(v * v for v in r)) for r in py], rtol=2 * EPS)
+    col = [[r[c] for r in py] for c in range(cols)]
+    np.testing.assert_allclose(stats.dim_mean, [float(Fraction(sum(c), rows)) for c in col], rtol=4 * EPS)
+    var = [float(sum((Fraction(v) - Fraction(sum(c), rows)) ** 2 for v in c) / rows) for c in col]
+    np.testing.assert_allclose(stats.dim_var, var, rtol=1e-12, atol=1e-9)
+    assert stats.min == min(vals) and stats.max == max(vals)
+    if rows == cols:
+        first = [[py[i - min(i, j)][j - min(i, j)] for j in range(rows)] for i in range(rows)]
+        deviation = max(abs(py[i][j] - first[i][j]) for i in range(rows) for j in range(rows))
+        assert posenc.analysis.toeplitz_deviation(pe) == deviation
+
+
+@settings(max_examples=25)
+@given(
+    offsets=st.lists(
+        st.floats(-1e6, 1e6, allow_nan=False) | st.integers(-LIMIT, LIMIT), min_size=1, max_size=4
+    ),
+    d=even_d,
+)
+def test_dot_product_profile_matches_mpmath(offsets, d):
+    got = posenc.analysis.dot_product_profile(offsets, d)
+    omegas = mp_omegas(d)
+    w = rounded_omegas(d)
+    with mpmath.workprec(MP_PREC):
+        for g, k in zip(got, offsets, strict=True):
+            exact = mpmath.fsum(mpmath.cos(mpmath.mpf(k) * om) for om in omegas)
+            tol = sum(abs(float(k)) * wi * EPS * (1 + 2.0**-40) + 4 * EPS for wi in w)
+            assert abs(mpmath.mpf(float(g)) - exact) <= tol
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "name"),
+    [
+        ({"norms": [np.nan]}, ValueError, "norms"),
+        ({"dim_mean": [1j]}, TypeError, "dim_mean"),
+        ({"dim_var": "a"}, TypeError, "dim_var"),
+        ({"dim_var": [-1.0]}, ValueError, "dim_var"),
+        ({"min": None}, TypeError, "min"),
+        ({"min": 2.0}, ValueError, "min must be at most max"),
+    ],
+)
+def test_encoding_statistics_checks_its_fields(fields, error, name):
+    from posenc import EncodingStatistics
+
+    good = {"norms": [1.0], "dim_mean": [0.0], "dim_var": [1.0], "min": -1.0, "max": 1.0}
+    with pytest.raises(error, match=name):
+        EncodingStatistics(**{**good, **fields})
+    made = EncodingStatistics(**good)
+    assert made.norms.dtype == np.float64 and made.min == -1.0
+
+
+def test_mean_dot_by_offset_averages_without_overflowing():
+    from posenc.analysis.statistics import mean_dot_by_offset
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = mean_dot_by_offset([[1e154], [1e154]])
+    assert np.allclose(got, [1e308, 1e308], rtol=1e-15, atol=0)
+    # direct averages of the products at each offset: (1+4+9)/3, (2+6)/2, 3
+    assert np.allclose(mean_dot_by_offset([[1.0], [2.0], [3.0]]), [14 / 3, 4.0, 3.0], rtol=1e-15)

@@ -10,8 +10,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import mistake_of
 
+import posenc
 import posenc.exercises as ex
+from posenc import exercises
 from posenc.exercises import ExerciseError
 
 CHECKERS = ("check_partial_rope", "check_long_term_similarity", "check_critical_dimension")
@@ -164,3 +167,14 @@ def test_bad_argument_and_stub():
 
     with pytest.raises(NotImplementedError):
         ex.check_critical_dimension(stub)
+
+
+@pytest.mark.parametrize(
+    ("convert", "problem"),
+    [(float, "wrong dtype"), (complex, "complex values"), (lambda v: 10**30, "wrong dtype")],
+)
+def test_critical_dimension_scalars_are_diagnosed_by_kind(convert, problem):
+    def fn(d, b, t):
+        return convert(posenc.critical_dimension(d, b, t))
+
+    assert mistake_of(exercises.check_critical_dimension, fn) == problem

@@ -10,9 +10,12 @@ import math
 
 import numpy as np
 import pytest
+from conftest import mistake_of
 
 import posenc.exercises as ex
+from posenc import exercises
 from posenc.exercises import ExerciseError
+from posenc.exercises.ch15_nope import _nope_indices
 
 CH15_CHECKERS = ("check_causal_prefix_mean", "check_attention_temperature", "check_nope_layers")
 
@@ -125,3 +128,7 @@ def test_wrong_dtypes():
     with pytest.raises(ExerciseError) as info:
         ex.check_attention_temperature(lambda p, F, a: temperature(p, F, a)[1:])
     assert info.value.mistake == "wrong shape"
+
+
+def test_complex_nope_layers_are_called_complex():
+    assert mistake_of(exercises.check_nope_layers, lambda n, k: _nope_indices(n, k) + 0j) == "complex values"

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import mistake_of
 
 import posenc.exercises as ex
+from posenc import exercises
 from posenc.exercises import ExerciseError
+from posenc.exercises.ch16_rope_nd import _axes_variant
 
 # --------------------------------------------------------------------------------------
 # axial frequencies
@@ -257,3 +260,14 @@ MISTAKE_EXAMPLES_CH16 = {
         lambda s, d: channel_axes(s, d, mistake="reversed_axes")
     ),
 }
+
+
+def test_a_function_that_reverses_its_section_list_is_still_matched():
+    def fn(section, d_head):
+        result = _axes_variant(list(section), d_head, "reversed_axes")
+        section.reverse()  # writes to the caller's list
+        return result
+
+    assert (
+        mistake_of(exercises.check_mrope_channel_axes, fn) == "sections in the order width, height, temporal"
+    )

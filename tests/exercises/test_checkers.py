@@ -15,7 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import mistake_of
+
+import posenc
+import posenc.exercises
 import posenc.exercises as ex
+from posenc import exercises
 from posenc.exercises import ExerciseError
 
 from .test_ch16_rope_nd import CORRECT_CH16, INT_CHECKERS_CH16, MISTAKE_EXAMPLES_CH16
@@ -920,3 +925,34 @@ def test_rope_layout_argument():
         ex.check_rope(rope, layout="split")
     with pytest.raises(TypeError, match="the argument layout"):
         ex.check_rope(rope, layout=np.array(["half", "half"]))
+
+
+ALL_CHECKERS = [name for name in posenc.exercises.__all__ if name.startswith("check_")]
+
+
+@pytest.mark.parametrize("checker", ALL_CHECKERS)
+@pytest.mark.parametrize(
+    "result, problem",
+    [
+        pytest.param(lambda: np.ma.masked_all((3,)), "masked array", id="masked"),
+        pytest.param(lambda: np.broadcast_to(np.float64(0.0), (10**6, 10**6)), "entries", id="huge-float"),
+        pytest.param(lambda: np.broadcast_to(np.int64(0), (10**6, 10**6)), "entries", id="huge-int"),
+    ],
+)
+def test_checkers_name_a_masked_or_huge_result(checker, result, problem):
+    with pytest.raises(posenc.exercises.ExerciseError, match=problem):
+        if checker == "check_learned_backward":  # a student's backward returns two gradients
+            getattr(posenc.exercises, checker)(lambda *args, **kwargs: (result(), result()))
+        else:
+            getattr(posenc.exercises, checker)(lambda *args, **kwargs: result())
+
+
+def test_a_backward_that_returns_its_own_accumulator_is_named():
+    store: dict = {}
+
+    def backward(g, max_len):
+        acc = store.setdefault((g.shape[2], max_len), np.zeros((max_len, g.shape[2])))
+        acc[: g.shape[1]] += g.sum(axis=0)
+        return g.copy(), acc  # the accumulator itself, no copy
+
+    assert mistake_of(exercises.check_learned_backward, backward) == "gradient accumulated across calls"
