@@ -97,15 +97,18 @@ def sincos_rows(
     s, c = exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
     u = np.empty(s.shape, dtype=np.complex128)
     u.real, u.imag = s, c
-    # Both operands gathered to the shape of the result, apart from it: numpy rounds a
-    # product computed in place, or of broadcast operands, differently for some lengths.
-    # The offsets of a run within one block are a slice. (mode "raise" would buffer.)
-    u = np.take(u, block_of, axis=0, out=scratch[0, : pos.size], mode="clip")
     v = offsets(d_model, base)
-    if j[-1] - j[0] == j.size - 1 and np.all(np.diff(j) == 1):
-        v = v[j[0] : j[-1] + 1]
-    else:
-        v = np.take(v, j, axis=0, out=scratch[1, : pos.size], mode="clip")
+    if np.all(np.diff(pos) == 1):  # consecutive: one product per block, offsets sliced
+        r = 0
+        while r < pos.size:
+            m = min(pos.size - r, BLOCK - int(j[r]))
+            multiply_phase(u[block_of[r], None], v[j[r] : j[r] + m], out[r : r + m])
+            r += m
+        return out
+    # Both operands gathered to the shape of the result, apart from it (numpy rounds a
+    # product computed in place differently for some lengths); mode "raise" would buffer.
+    u = np.take(u, block_of, axis=0, out=scratch[0, : pos.size], mode="clip")
+    v = np.take(v, j, axis=0, out=scratch[1, : pos.size], mode="clip")
     return multiply_phase(u, v, out)
 
 

@@ -1,6 +1,7 @@
 """Benchmarks of posenc against the straightforward numpy formulations.
 
-Run ``python scripts/bench.py`` (full, a few minutes) or ``python scripts/bench.py --quick``
+Run ``taskset -c 0 python scripts/bench.py`` (full, a few minutes, on one CPU: posenc starts
+no thread unless asked, see ``posenc.set_num_threads``) or ``python scripts/bench.py --quick``
 (small sizes, seconds); ``--json PATH`` also writes the results and a description of the
 machine to ``PATH``. Each row is one implementation at one size: the median wall time of a
 few repeats, or of a quarter of a second's worth for the smallest sizes
@@ -9,9 +10,8 @@ to which numpy reports its array allocations) and the time ratio to the row's ba
 For the sinusoidal tables the speedup over the straightforward float64
 table (its time over this row's), the ratio to ``np.full`` of the same shape and dtype
 (``vs fill``) and the max error against mpmath (at sampled positions, all columns) are
-printed too, and the time of posenc's first call for a width (``posenc float64, first
-call``: nothing kept from earlier calls); for RoPE the max error against an mpmath
-rotation, and the first call's time likewise (nothing kept: frequencies, phases).
+printed too; for RoPE the max error against an mpmath rotation, with new positions at
+every call (an offset that changes, as while decoding).
 Implementations compared with each other are timed in turn, round after round (after one
 untimed round), so that background load falls on all of them alike. These are
 measurements, not tests: they depend on the machine and on whatever else runs on it
@@ -21,6 +21,7 @@ measurements, not tests: they depend on the machine and on whatever else runs on
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -28,12 +29,10 @@ import statistics
 import sys
 import time
 import tracemalloc
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from posenc._kept_phases import forget_kept_phases
-from posenc._table import forget_kept
+from posenc import get_num_threads
 from posenc.alibi import alibi_bias
 from posenc.relative import t5_bias
 from posenc.rope import apply_rope
@@ -70,60 +69,15 @@ def straightforward_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.
     return x * cos + rotate_half(x) * sin
 
 
-def threaded_copy(x: np.ndarray, threads: int = 2) -> np.ndarray:
-    """A copy of ``x`` written by ``threads`` threads, each a contiguous run of its rows.
-
-    apply_rope shares a large rotation among the CPUs, and one thread of this machine may not
-    reach the memory's full speed: this row shows what a copy gains from the same help.
-    """
-    out = np.empty_like(x)
-    flat_x, flat_o = x.reshape(-1, x.shape[-1]), out.reshape(-1, x.shape[-1])
-    bounds = [flat_x.shape[0] * t // threads for t in range(threads + 1)]
-
-    def copy_rows(t: int) -> None:
-        np.copyto(flat_o[bounds[t] : bounds[t + 1]], flat_x[bounds[t] : bounds[t + 1]])
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(copy_rows, range(threads)))
-    return out
-
-
-def on_one_cpu(fn):
-    """``fn`` run with the calling thread pinned to one of its CPUs, so that posenc uses one thread.
-
-    posenc counts the CPUs it may use with ``os.sched_getaffinity(0)``, which on Linux is the
-    calling thread's set (threads it starts inherit it); the previous set is restored
-    afterwards. Only where the OS offers ``os.sched_setaffinity``.
-    """
-
-    def run():
-        cpus = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, {min(cpus)})
-        try:
-            return fn()
-        finally:
-            os.sched_setaffinity(0, cpus)
-
-    return run
-
-
-def _median_time(fn, repeats: int, before=None) -> float:
-    """Median wall time of ``repeats`` calls of ``fn``; ``before()``, if given, runs untimed before each."""
+def _median_time(fn, repeats: int) -> float:
+    """Median wall time of ``repeats`` calls of ``fn``."""
     times = []
     for _ in range(repeats):
-        if before is not None:
-            before()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
         del result
     return statistics.median(times)
-
-
-def _forget_everything() -> None:
-    """Empty what posenc keeps between calls (tables, frequencies, RoPE phases): a first call."""
-    forget_kept()
-    forget_kept_phases()
 
 
 MIN_ROUND_SECONDS = 0.25  # small sizes: as many rounds as fit in this (at least ``repeats``)
@@ -137,10 +91,10 @@ def _round_robin(fns: dict, repeats: int) -> dict:
 
     Taking turns exposes every implementation to the same background load, so the ratios
     between them are steadier than those of separate timing loops on a shared machine.
-    The untimed round takes what only a first call pays (imports, numpy's and posenc's
-    kept tables, Python's specialisation of the code, the heap's growth), which a
-    median of a few rounds would otherwise carry for the smallest sizes; posenc's first
-    calls are timed on their own (``_median_time`` after ``forget_kept``).
+    The untimed round takes what only a first call pays (imports, the frequencies that
+    posenc computes once per width with mpmath, Python's specialisation of the code, the
+    heap's growth), which a median of a few rounds would otherwise carry for the smallest
+    sizes.
     """
     t0 = time.perf_counter()
     for fn in fns.values():
@@ -229,6 +183,9 @@ def _machine() -> dict:
         "platform": platform.platform(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        # the CPUs this run may use (taskset) and the threads posenc may start
+        "cpus_allowed": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "posenc_threads": get_num_threads(),
     }
     try:
         with open("/proc/cpuinfo") as fh:
@@ -343,20 +300,6 @@ def run(quick: bool = False, log=print) -> dict:
                 error=err,
                 extra=extra,
             )
-        # the first call for a width also computes what later calls keep (frequencies with
-        # mpmath, the offsets and block starts, where the small entries lie)
-        fn = variants["posenc float64"][0]
-        t = _median_time(fn, 3, before=forget_kept)
-        emit(
-            "sinusoidal",
-            "posenc float64, first call",
-            size,
-            t,
-            ratio=t / t_straight,
-            peak=None,
-            extra={"speedup": t_straight / t, "ratio_fill": t / fills[np.float64]},
-        )
-        fn()  # keep its tables again for the rows that follow
     # a table too large to hold in float64 (2^20 x 1024 = 8 GiB): streamed in row blocks
     length, d = (2**14, 1024) if quick else (2**20, 1024)
     size = f"L={length}, d={d} (stream)"
@@ -401,9 +344,10 @@ def run(quick: bool = False, log=print) -> dict:
     )
 
     # ---- RoPE ---------------------------------------------------------------------------
-    # ratio: over a copy of x of the same dtype (reading and writing that much memory), by
-    # one thread as numpy copies; a copy by two threads is shown too (apply_rope uses both
-    # cores for an array this large), and apply_rope with the process pinned to one CPU.
+    # ratio: over a copy of x of the same dtype (reading and writing that much memory).
+    # Every call of apply_rope gets new positions (an offset that grows by one per call),
+    # so it computes its cos and sin each time; the straightforward version reuses tables
+    # made once. Errors are measured at positions 0..L-1.
     # float64 input has half the heads, so that x is 512 MiB in both dtypes (the
     # straightforward version's temporaries then stay within a few GiB).
     full = (2, 8, 512, 64) if quick else (8, 32, 4096, 128)
@@ -417,22 +361,24 @@ def run(quick: bool = False, log=print) -> dict:
         size = "x" + "x".join(map(str, shape)) + " " + tag
         cos = np.concatenate([np.cos(ang)] * 2, axis=-1).astype(dt)
         sin = np.concatenate([np.sin(ang)] * 2, axis=-1).astype(dt)
+        offset = itertools.count(1)
         variants = {
             "copy of x (floor)": (lambda x=x: x.copy(), None),
-            "copy of x, two threads": (lambda x=x: threaded_copy(x), None),
             "x*cos + rotate_half(x)*sin": (lambda x=x, c=cos, s=sin: straightforward_rope(x, c, s), "half"),
-            "posenc apply_rope half": (lambda x=x: apply_rope(x, layout="half"), "half"),
-            "posenc apply_rope interleaved": (lambda x=x: apply_rope(x), "interleaved"),
-        }
-        if hasattr(os, "sched_setaffinity"):  # the same calls on one CPU: what the threads buy
-            variants["posenc apply_rope half, one CPU"] = (
-                on_one_cpu(lambda x=x: apply_rope(x, layout="half")),
+            "posenc apply_rope half": (
+                lambda x=x, o=offset: apply_rope(x, np.arange(length) + next(o), layout="half"),
                 "half",
-            )
-            variants["posenc apply_rope interleaved, one CPU"] = (
-                on_one_cpu(lambda x=x: apply_rope(x)),
+            ),
+            "posenc apply_rope interleaved": (
+                lambda x=x, o=offset: apply_rope(x, np.arange(length) + next(o)),
                 "interleaved",
-            )
+            ),
+        }
+        at_zero = {  # the same calls at positions 0..L-1, for the error
+            "x*cos + rotate_half(x)*sin": variants["x*cos + rotate_half(x)*sin"][0],
+            "posenc apply_rope half": lambda x=x: apply_rope(x, layout="half"),
+            "posenc apply_rope interleaved": lambda x=x: apply_rope(x),
+        }
         # More rounds than elsewhere: on the shared 2-core machine single rounds of these
         # 512 MiB calls are sometimes several times slower (seen: a copy at 290-360 ms against
         # 37-40 ms, with the kernel's time spent on memory), and the median of 11 outlasts
@@ -440,7 +386,7 @@ def run(quick: bool = False, log=print) -> dict:
         times = _round_robin({name: fn for name, (fn, _) in variants.items()}, rope_repeats)
         t_copy = times["copy of x (floor)"]
         for name, (fn, layout) in variants.items():
-            err = None if layout is None else _rope_mp_error(x, fn(), layout, samples)
+            err = None if layout is None else _rope_mp_error(x, at_zero[name](), layout, samples)
             emit(
                 "rope",
                 name,
@@ -451,9 +397,6 @@ def run(quick: bool = False, log=print) -> dict:
                 error=err,
                 error_key="max_err_ulp",
             )
-        # the first call also computes what later calls keep (the frequencies, the phases)
-        t = _median_time(variants["posenc apply_rope half"][0], 3, before=_forget_everything)
-        emit("rope", "posenc apply_rope half, first call", size, t, ratio=t / t_copy, peak=None)
         del x
 
     # ---- bias tables ----------------------------------------------------------------------
