@@ -77,6 +77,51 @@ def llama3_frequencies(d, base, factor, low_ff, high_ff, orig) -> list[float]:
     return out
 
 
+def yarn_ramp(
+    d: int,
+    base: float,
+    orig: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    *,
+    truncate: bool = True,
+    turn: float = 2 * math.pi,
+) -> list[float]:
+    """YaRN's ramp γ_i over the pairs i = 0..d/2-1, as transformers' ``_compute_yarn_parameters``.
+
+    Pair i makes orig·ω_i/turn turns in the original context; it does exactly β turns at
+    i(β) = d·ln(orig / (turn·β)) / (2 ln base). The ramp runs from lo = i(beta_fast) to
+    hi = i(beta_slow) (floor and ceil when ``truncate``), clipped to [0, d-1] and kept
+    apart by 0.001: γ_i = clip((i - lo) / (hi - lo), 0, 1). Pairs with γ = 0 keep ω_i,
+    pairs with γ = 1 take ω_i / factor.
+    """
+
+    def pair_for(rotations: float) -> float:
+        return d * math.log(orig / (rotations * turn)) / (2 * math.log(base))
+
+    lo, hi = pair_for(beta_fast), pair_for(beta_slow)
+    if truncate:
+        lo, hi = math.floor(lo), math.ceil(hi)
+    lo, hi = max(lo, 0), min(hi, d - 1)
+    if lo == hi:
+        hi += 0.001
+    return [min(max((i - lo) / (hi - lo), 0.0), 1.0) for i in range(d // 2)]
+
+
+def yarn_frequencies(
+    d: int,
+    base: float,
+    factor: float,
+    orig: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> list[float]:
+    """YaRN inverse frequencies ω_i (1 - γ_i) + (ω_i / factor) γ_i, γ from :func:`yarn_ramp`."""
+    ramp = yarn_ramp(d, base, orig, beta_fast, beta_slow, truncate=truncate)
+    return [w * (1 - g) + w / factor * g for w, g in zip(rounded_omegas(d, base), ramp, strict=True)]
+
+
 def exact_t5_bucket(
     rel: int, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> int:

@@ -19,6 +19,7 @@ from conftest import (
     llama3_frequencies,
     refuses,
     rounded_omegas,
+    yarn_frequencies,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -65,24 +66,6 @@ def hf_dynamic(d, base, factor, orig, seq_len):
     return rounded_omegas(d, new_base)
 
 
-def hf_yarn(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True):
-    def correction(rot):
-        return d * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
-
-    lo, hi = correction(beta_fast), correction(beta_slow)
-    if truncate:
-        lo, hi = math.floor(lo), math.ceil(hi)
-    lo, hi = max(lo, 0), min(hi, d - 1)
-    if lo == hi:
-        hi += 0.001
-    out = []
-    for i, w in enumerate(rounded_omegas(d, base)):
-        ramp = min(max((i - lo) / (hi - lo), 0.0), 1.0)
-        extrapolation_weight = 1 - ramp
-        out.append((w / factor) * (1 - extrapolation_weight) + w * extrapolation_weight)
-    return out
-
-
 # --------------------------------------------------------------------------- frequencies
 
 
@@ -126,7 +109,7 @@ def test_yarn_hand_ramp():
     w = np.array(rounded_omegas(d, base))
     ramp = np.array([0, 0, 0, 0.25, 0.5, 0.75, 1, 1])
     np.testing.assert_allclose(got, w * (1 - ramp) + w / factor * ramp, rtol=1e-15)
-    np.testing.assert_allclose(got, hf_yarn(d, base, factor, 2048), rtol=1e-15)
+    np.testing.assert_allclose(got, yarn_frequencies(d, base, factor, 2048), rtol=1e-15)
     assert att == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-15)
     # without the return flag, only the array
     assert np.array_equal(rope_frequencies(d, base, sc), got)
@@ -151,7 +134,7 @@ def test_yarn_matches_reference(d, base, factor, orig, bf, bs, trunc):
         "truncate": trunc,
     }
     np.testing.assert_allclose(
-        rope_frequencies(d, base, sc), hf_yarn(d, base, factor, orig, bf, bs, trunc), rtol=1e-14
+        rope_frequencies(d, base, sc), yarn_frequencies(d, base, factor, orig, bf, bs, trunc), rtol=1e-14
     )
 
 
@@ -351,7 +334,7 @@ def test_scaled_apply_matches_complex_reference():
     sc = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
     att = 0.1 * math.log(4.0) + 1
     got = apply_rope(x, positions, scaling=sc)
-    expected = ref_rope_complex(x, positions, hf_yarn(d, 10000.0, 4.0, 2048), scale=att)
+    expected = ref_rope_complex(x, positions, yarn_frequencies(d, 10000.0, 4.0, 2048), scale=att)
     np.testing.assert_allclose(got, expected, atol=angle_atol(positions, np.abs(x).max() * att))
     np.testing.assert_allclose(np.linalg.norm(got, axis=-1), att * np.linalg.norm(x, axis=-1), rtol=1e-14)
     lin = {"rope_type": "linear", "factor": 4.0}

@@ -14,6 +14,7 @@ from conftest import (
     llama3_frequencies,
     refuses,
     rounded_omegas,
+    yarn_frequencies,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,21 +71,7 @@ bases = st.sampled_from([10000.0, 100.0, 2.5, 500000.0, 10000])
 def yarn_reference(d, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True, extra=None):
     """transformers' YaRN inverse frequencies and attention factor, written with math."""
     extra = extra or {}
-    w = rounded_omegas(d, base)
-
-    def index(rotations):
-        return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-    low, high = index(beta_fast), index(beta_slow)
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)
-    if low == high:
-        high += 0.001
-    out = []
-    for i, wi in enumerate(w):
-        ramp = min(max((i - low) / (high - low), 0.0), 1.0)
-        out.append(wi * (1 - ramp) + wi / factor * ramp)
+    out = yarn_frequencies(d, base, factor, orig, beta_fast, beta_slow, truncate)
 
     def temperature(s, mu=1.0):
         return 1.0 if s <= 1 else 0.1 * mu * math.log(s) + 1.0

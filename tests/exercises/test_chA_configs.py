@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import yarn_ramp
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -39,16 +40,7 @@ def wavelengths_base_ignored(d_head, base):
 
 # --- YaRN ratio ----------------------------------------------------------------------
 def _ratio(d, base, factor, L0, beta_fast, beta_slow, rounding=True, flip=False, turn=2 * np.pi, mult=False):
-    def pair_for(beta):  # the (real) pair index that makes `beta` turns in L0
-        return d * np.log(L0 / (turn * beta)) / (2 * np.log(base))
-
-    lo, hi = pair_for(beta_fast), pair_for(beta_slow)
-    if rounding:
-        lo, hi = np.floor(lo), np.ceil(hi)
-    lo, hi = max(lo, 0), min(hi, d - 1)
-    if lo == hi:
-        hi = hi + 0.001
-    g = np.clip((np.arange(d // 2) - lo) / (hi - lo), 0, 1)
+    g = np.array(yarn_ramp(d, base, L0, beta_fast, beta_slow, truncate=rounding, turn=turn))
     if flip:
         g = 1 - g
     return (1 - g) + g * (factor if mult else 1 / factor)
