@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._bias_positions import query_key_positions
 from ._validation import check_bool, check_choice, check_positive_int, check_query_key_lengths, check_size
 
 __all__ = ["alibi_bias", "alibi_bias_key_form", "alibi_slopes"]
@@ -68,17 +69,6 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
         return slopes
     midpoints = _geometric_slopes(2 * lower)[0::2][: n - lower]
     return np.concatenate([slopes, midpoints])
-
-
-def query_key_positions(q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(i_abs, j)``: int64 columns ``(q, 1)`` and rows ``(1, k)``, queries the last ``q`` of ``k``.
-
-    Internal (not in ``__all__``): shared with the KERPLE and FIRE biases of
-    ``posenc.bias_families``, which place their queries as :func:`alibi_bias` does.
-    """
-    i_abs = np.arange(q, dtype=np.int64)[:, None] + (k - q)
-    j = np.arange(k, dtype=np.int64)[None, :]
-    return i_abs, j
 
 
 def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True) -> np.ndarray:

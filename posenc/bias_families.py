@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._arrays import as_positive_vector, as_real_array, check_finite_result
+from ._bias_positions import query_key_positions
 from ._validation import (
     check_bool,
     check_callable,
@@ -32,7 +33,6 @@ from ._validation import (
     check_query_key_lengths,
     check_size,
 )
-from .alibi import query_key_positions
 
 __all__ = ["fire_bias", "kerple_bias"]
 
