@@ -21,6 +21,7 @@ from .attention import attention, causal_mask, permutation_matrix, self_attentio
 from .bfloat16 import round_to_bfloat16
 from .bias_families import fire_bias, kerple_bias
 from .cope import cope_positions
+from .layouts import LAYOUTS, layout_permutation
 from .learned import LearnedPositionalEncoding
 from .mrope import apply_mrope, mrope_positions
 from .position_ids import packed_position_ids, position_ids_from_mask
@@ -35,7 +36,6 @@ from .rope import (
     apply_rope,
     rope_decay_bound,
     rope_frequencies,
-    rope_layout_permutation,
     rope_matrix,
     rotate_by_angles,
 )
@@ -45,7 +45,6 @@ from .scales import attention_temperature, xpos_scale
 from .sinusoidal import (
     SinusoidalPositionalEncoding,
     frequencies,
-    interleaved_to_split,
     iter_sinusoidal_blocks,
     relative_position_matrix,
     sinusoidal_encoding,
@@ -59,6 +58,7 @@ __all__ = [
     "plotting",
     "reference",
     "symbolic",
+    "LAYOUTS",
     "EncodingStatistics",
     "LearnedPositionalEncoding",
     "SinusoidalPositionalEncoding",
@@ -88,13 +88,12 @@ __all__ = [
     "encoding_statistics",
     "frequencies",
     "get_num_threads",
-    "interleaved_to_split",
     "iter_sinusoidal_blocks",
+    "layout_permutation",
     "permutation_matrix",
     "relative_position_matrix",
     "rope_decay_bound",
     "rope_frequencies",
-    "rope_layout_permutation",
     "rope_matrix",
     "rotate_by_angles",
     "self_attention",

@@ -25,14 +25,14 @@ import numpy as np
 from ._arrays import as_positions, as_real_array, check_token_shape
 from ._validation import (
     check_base,
-    check_choice,
     check_int,
     check_int_sequence,
     check_positive_int,
     check_size,
     check_width,
 )
-from .rope_nd import ROPE_LAYOUTS, apply_rope_nd
+from .layouts import check_layout
+from .rope_nd import apply_rope_nd
 from .sinusoidal import frequencies
 
 
@@ -81,7 +81,7 @@ def apply_mrope(
     finite real number greater than 1; ``layout`` ``"half"`` or ``"interleaved"``.
     """
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    layout = check_layout(layout)
     base = check_base(base)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     s_t, s_h, _ = _sections(mrope_section, d // 2)

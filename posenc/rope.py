@@ -20,7 +20,7 @@ Two pairings exist in public code. ``"interleaved"`` pairs coordinates ``(2i, 2i
 (RoFormer, GPT-J's ``rotate_every_two``, Meta's reference LLaMA ``apply_rotary_emb``,
 which views the last axis as ``d/2`` complex numbers). ``"half"`` pairs ``(i, i + d/2)``
 (GPT-NeoX and Hugging Face's Llama ``rotate_half``). They are the same map up to a fixed
-permutation of the coordinates (:func:`rope_layout_permutation`).
+permutation of the coordinates (:func:`~posenc.layouts.layout_permutation`).
 
 ``scaling`` dictionaries follow the keys of Hugging Face ``transformers``'
 ``rope_scaling`` / ``rope_parameters`` (``rope_type`` or the legacy ``type``): ``linear``
@@ -45,17 +45,15 @@ from ._validation import (
     MAX_POSITION_TEXT,
     check_base,
     check_bool,
-    check_choice,
     check_position,
     check_positive_int,
     check_positive_real,
     check_size,
     check_width,
 )
+from .layouts import check_layout
 from .rope_scaling import rope_type_of, scaled_frequencies
 from .sinusoidal import frequencies
-
-ROPE_LAYOUTS = ("interleaved", "half")
 
 
 def rope_frequencies(
@@ -166,26 +164,6 @@ def rope_frequencies(
     return inv
 
 
-def rope_layout_permutation(d_head: int) -> np.ndarray:
-    r"""Permutation ``perm`` taking the interleaved layout to the half layout.
-
-    ``perm = [0, 2, 4, ..., d-2, 1, 3, ..., d-1]``: coordinate ``j`` of the half layout is
-    coordinate ``perm[j]`` of the interleaved layout, so pair ``(2i, 2i+1)`` lands on
-    ``(i, i + d/2)``. For every ``x``,
-
-    ``apply_rope(x[..., perm], layout="half") == apply_rope(x, layout="interleaved")[..., perm]``.
-
-    For projection weights in the convention ``q = x @ W_q`` (``W_q`` of shape
-    ``(d_model, d_head)``) permute the **columns**: ``W_q[:, perm]``, and the same for
-    ``W_k`` (for a PyTorch ``nn.Linear.weight`` of shape ``(d_head, d_model)`` these are its
-    rows). A permutation preserves inner products, so every attention score is unchanged.
-    The inverse permutation is ``np.argsort(perm)``. ``d_head``: a positive even ``int``
-    at most 2**16 (bools refused).
-    """
-    d = check_width(d_head, "d_head")
-    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-
-
 def _positions(positions: object, target: tuple[int, ...]) -> np.ndarray:
     """float64 positions: ``(L,)`` for None, an int or a 1-D array, else broadcastable to ``target``."""
     length = target[-1]
@@ -292,7 +270,7 @@ def apply_rope(
     # NaN and infinities in x are looked for in the result (they always reach it), which
     # the kernel checks tile by tile in cache instead of two more passes over memory.
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    layout = check_layout(layout)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     rot = _rotary_dim(rotary_dim, d, scaling)
     pos = _positions(positions, arr.shape[:-1])
@@ -326,7 +304,7 @@ def rotate_by_angles(x: np.ndarray, angles: object, *, layout: str = "interleave
     ``d/2`` angles turns every vector alike); ``layout`` ``"interleaved"`` or ``"half"``.
     """
     arr = as_real_array(x, "x", min_ndim=1, keep_float_dtype=True, finite=False)
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    layout = check_layout(layout)
     d = check_width(arr.shape[-1], "x.shape[-1] (d)")
     phi = as_real_array(angles, "angles")
     target = (*arr.shape[:-1], d // 2)

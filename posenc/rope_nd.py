@@ -30,14 +30,12 @@ from ._validation import (
     MAX_D_MODEL,
     MAX_D_MODEL_TEXT,
     check_base,
-    check_choice,
     check_positive_int,
     check_size,
     check_width,
 )
+from .layouts import check_layout
 from .sinusoidal import frequencies
-
-ROPE_LAYOUTS = ("interleaved", "half")
 
 
 def _nd_angles(coords: np.ndarray, freqs: np.ndarray) -> np.ndarray:
@@ -88,7 +86,7 @@ def apply_rope_nd(
     included; ``n_axes`` at least 1, at most 2**16); ``layout`` ``"interleaved"`` or ``"half"``.
     """
     arr = as_real_array(x, "x", min_ndim=2, keep_float_dtype=True, finite=False)
-    layout = check_choice(layout, "layout", ROPE_LAYOUTS)
+    layout = check_layout(layout)
     d = check_width(arr.shape[-1], "x.shape[-1] (d_head)")
     f = as_real_array(freqs, "freqs", ndim=2)
     if f.shape[1] != d // 2:

@@ -8,10 +8,11 @@ and position :math:`p` is encoded, in the paper's ``"interleaved"`` layout, as
 
 .. math:: PE_{p,2i} = \sin(p\,\omega_i), \qquad PE_{p,2i+1} = \cos(p\,\omega_i).
 
-The ``"split"`` layout puts all sines first and all cosines after them, with the same
-frequencies. Shifting every position by :math:`k` rotates each (sin, cos) pair by the
-angle :math:`k\omega_i`, so :math:`PE_{p+k} = M_k\,PE_p` for a block-diagonal matrix
-:math:`M_k` that does not depend on :math:`p` (:func:`relative_position_matrix`).
+The ``"half"`` layout (also accepted as ``"split"``) puts all sines first and all cosines
+after them, with the same frequencies. Shifting every position by :math:`k` rotates each
+(sin, cos) pair by the angle :math:`k\omega_i`, so :math:`PE_{p+k} = M_k\,PE_p` for a
+block-diagonal matrix :math:`M_k` that does not depend on :math:`p`
+(:func:`relative_position_matrix`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from ._validation import (
     MAX_ELEMENTS,
     MAX_ELEMENTS_TEXT,
     check_base,
-    check_choice,
     check_float_dtype,
     check_length,
     check_position,
@@ -36,8 +36,7 @@ from ._validation import (
     check_size,
     check_width,
 )
-
-LAYOUTS = ("interleaved", "split")
+from .layouts import check_layout, layout_permutation
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -98,7 +97,7 @@ def sinusoidal_encoding(
     ``positions`` is an int ``L`` (positions ``0..L-1``) or a 1-D array of real positions
     (negative and non-integer values allowed). With ``layout="interleaved"`` column
     ``2i`` holds :math:`\sin(p\,\omega_i)` and column ``2i+1`` holds
-    :math:`\cos(p\,\omega_i)`; with ``layout="split"`` columns ``0..d/2-1`` hold the sines
+    :math:`\cos(p\,\omega_i)`; with ``layout="half"`` columns ``0..d/2-1`` hold the sines
     and columns ``d/2..d-1`` the cosines.
 
     ``out``, if given, is a writable array of shape ``(L, d_model)`` and dtype ``dtype``
@@ -122,16 +121,17 @@ def sinusoidal_encoding(
     list/tuple/array of integers or floats with ``|p| <= 2**53`` (bools, complex numbers,
     NaN and infinities refused). ``d_model``: a positive even ``int`` at most 2**16.
     ``base``: a finite real number greater than 1. ``layout``: ``"interleaved"`` or
-    ``"split"``. ``dtype``: float16, float32 or float64. Without ``out`` the table may
-    have at most 2**28 entries (``L * d_model``; 2 GiB in float64); larger tables are
-    refused before any allocation (stream them with :func:`iter_sinusoidal_blocks`).
+    ``"half"`` (``"split"`` is a synonym). ``dtype``: float16, float32 or float64. Without
+    ``out`` the table may have at most 2**28 entries (``L * d_model``; 2 GiB in float64);
+    larger tables are refused before any allocation (stream them with
+    :func:`iter_sinusoidal_blocks`).
     Anything else raises ``TypeError``/``ValueError`` naming the argument.
     """
     d_model = check_width(d_model, "d_model")
     what = "the table (positions, d_model)"
     pos = as_positions(positions, per_position=d_model if out is None else 0, what=what)
     base = check_base(base)
-    layout = check_choice(layout, "layout", LAYOUTS)
+    layout = check_layout(layout)
     dt = check_float_dtype(dtype)
     shape = (pos.size, d_model)
     if out is None:  # its size was checked by as_positions
@@ -174,7 +174,7 @@ def iter_sinusoidal_blocks(
         pos = check_positive_int(positions, "positions", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
     d_model = check_width(d_model, "d_model")
     base = check_base(base)
-    layout = check_choice(layout, "layout", LAYOUTS)
+    layout = check_layout(layout)
     dt = check_float_dtype(dtype)
     block = check_positive_int(block, "block")
     length = pos if isinstance(pos, int) else pos.size
@@ -201,17 +201,6 @@ def _iter_blocks(
         yield a, buf
 
 
-def interleaved_to_split(d_model: int) -> np.ndarray:
-    """Column permutation taking the interleaved layout to the split layout.
-
-    Returns ``perm`` with ``split == interleaved[:, perm]``: the even columns (sines)
-    followed by the odd columns (cosines). Its inverse is ``np.argsort(perm)``.
-    ``d_model``: a positive even ``int`` at most 2**16.
-    """
-    d_model = check_width(d_model, "d_model")
-    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
-
-
 def relative_position_matrix(
     d_model: int, offset: float, *, base: float = 10000.0, layout: str = "interleaved"
 ) -> np.ndarray:
@@ -223,20 +212,20 @@ def relative_position_matrix(
                                        -\sin k\omega_i & \cos k\omega_i \end{pmatrix},
 
     acting on the pair :math:`(\sin p\omega_i, \cos p\omega_i)`; it is orthogonal and
-    :math:`M_j M_k = M_{j+k}`. For ``layout="split"`` the same matrix is returned with rows
+    :math:`M_j M_k = M_{j+k}`. For ``layout="half"`` the same matrix is returned with rows
     and columns permuted to match that layout.
 
     ``d_model``: a positive even ``int`` with ``d_model**2 <= 2**28`` (so at most 16384);
     ``offset``: a real number (int or float, bools refused) with ``|offset| <= 2**53``;
     ``base`` a finite real number greater than 1; ``layout`` ``"interleaved"`` or
-    ``"split"``. The angle is formed as ``offset * w`` in float64 with ``w`` the correctly
-    rounded frequency, so each entry is within :math:`|k|\,\omega_i\,2^{-52}` plus a few
-    ulp of the exact value.
+    ``"half"`` (``"split"`` is a synonym). The angle is formed as ``offset * w`` in float64
+    with ``w`` the correctly rounded frequency, so each entry is within
+    :math:`|k|\,\omega_i\,2^{-52}` plus a few ulp of the exact value.
     """
     d_model = check_width(d_model, "d_model")
     k = check_position(offset, "offset")
     base = check_base(base)
-    layout = check_choice(layout, "layout", LAYOUTS)
+    layout = check_layout(layout)
     check_size((d_model, d_model), "the matrix (d_model, d_model)")
     omega = correctly_rounded_frequencies(d_model, base)
     c, s = np.cos(k * omega), np.sin(k * omega)
@@ -246,8 +235,8 @@ def relative_position_matrix(
     m[2 * idx, 2 * idx + 1] = s
     m[2 * idx + 1, 2 * idx] = -s
     m[2 * idx + 1, 2 * idx + 1] = c
-    if layout == "split":
-        perm = interleaved_to_split(d_model)
+    if layout == "half":
+        perm = layout_permutation(d_model)
         m = m[np.ix_(perm, perm)]
     return m
 

@@ -39,6 +39,7 @@ NAN, INF = float("nan"), float("inf")
 Q, K, V = np.zeros((2, 3)), np.ones((4, 3)), np.ones((4, 2))
 X3, W3 = np.ones((4, 3)), np.eye(3)
 
+
 X4 = np.ones((3, 4))
 
 PE6 = reference_table(range(8), 6, 4.0)
@@ -188,8 +189,7 @@ HUGE = 2**40
 SIZE_SITES = [
     (lambda: posenc.frequencies(2**17), "d_model"),
     (lambda: posenc.wavelengths(2**20), "d_model"),
-    (lambda: posenc.interleaved_to_split(HUGE), "d_model"),
-    (lambda: posenc.rope_layout_permutation(HUGE), "d_head"),
+    (lambda: posenc.layout_permutation(HUGE), "d"),
     (lambda: posenc.rope_frequencies(HUGE), "d_head"),
     (lambda: posenc.sinusoidal_encoding(HUGE, 4), "positions"),
     (lambda: posenc.sinusoidal_encoding(2**20, 2**10), "table"),
@@ -292,6 +292,7 @@ def test_flags_accept_numpy_bools(site, name):
 OTHER_BAD = [
     (lambda: posenc.sinusoidal_encoding(4, 4, layout=np.array(["split"])), TypeError, "layout"),
     (lambda: posenc.apply_rope(X4, layout=["half"]), TypeError, "layout"),
+    (lambda: posenc.layouts.check_layout(b"half"), TypeError, "layout"),
     (lambda: posenc.analysis.fit_shift_matrix(PE6, 1, structure=np.array([1, 2])), TypeError, "structure"),
     (lambda: posenc.alibi_bias_key_form(2, 2, convention=None), TypeError, "convention"),
     (lambda: posenc.sinusoidal_encoding(4, 4, dtype=np.int16), TypeError, "dtype"),
@@ -368,6 +369,7 @@ def test_non_integers_are_refused_where_an_int_is_meant(bad):
 MODULES = (
     "sinusoidal",
     "rope",
+    "layouts",
     "alibi",
     "relative",
     "analysis.rotation",
@@ -377,9 +379,9 @@ MODULES = (
 
 COVERED = {
     "SinusoidalPositionalEncoding", "frequencies", "wavelengths", "sinusoidal_encoding",
-    "iter_sinusoidal_blocks", "interleaved_to_split", "relative_position_matrix",
-    "rope_frequencies", "rope_layout_permutation", "apply_rope", "rope_matrix", "rope_decay_bound",
-    "rotate_by_angles",
+    "iter_sinusoidal_blocks", "relative_position_matrix",
+    "rope_frequencies", "apply_rope", "rope_matrix", "rope_decay_bound",
+    "rotate_by_angles", "layout_permutation", "check_layout",
     "alibi_slopes", "alibi_bias", "alibi_bias_key_form",
     "t5_bucket_thresholds", "t5_relative_position_bucket", "t5_bias", "shaw_relative_positions",
     "shaw_relative_logits",
@@ -396,7 +398,12 @@ def test_every_public_function_of_the_modules_is_covered_here():
     public = public_functions(*MODULES)
     assert public == COVERED, f"not covered: {public - COVERED}; stale: {COVERED - public}"
     assert all(
-        inspect.getdoc(getattr(posenc, name, None) or getattr(posenc.analysis, name)) for name in COVERED
+        inspect.getdoc(
+            getattr(posenc, name, None)
+            or getattr(posenc.layouts, name, None)
+            or getattr(posenc.analysis, name)
+        )
+        for name in COVERED
     )
 
 
@@ -1267,7 +1274,7 @@ ROPE_ND_BAD = [
         "coords",
     ),
     (
-        lambda: posenc.apply_rope_nd(X_BHLD, np.zeros((4, 1)), np.ones((1, 4)), layout="split"),
+        lambda: posenc.apply_rope_nd(X_BHLD, np.zeros((4, 1)), np.ones((1, 4)), layout="neox"),
         ValueError,
         "layout",
     ),

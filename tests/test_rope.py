@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
-from posenc import apply_rope, rope_decay_bound, rope_frequencies, rope_layout_permutation, rope_matrix
+from posenc import apply_rope, rope_decay_bound, rope_frequencies, rope_matrix
 
 NAN, INF = float("nan"), float("inf")
 
@@ -289,35 +289,6 @@ def test_relative_position_property(d, m, n, seed, layout):
     assert abs(lhs - rhs) <= (abs(m) + abs(n) + abs(m - n) + 8) * 4 * EPS * scale
 
 
-@given(
-    d=st.sampled_from([2, 4, 8, 16, 64]),
-    seed=st.integers(0, 2**32 - 1),
-    offset=st.integers(-(10**6), 10**6),
-)
-def test_layout_equivalence_through_permutation(d, seed, offset):
-    rng = np.random.default_rng(seed)
-    L, d_model = 5, 6
-    perm = rope_layout_permutation(d)
-    x = rng.standard_normal((L, d))
-    pos = np.arange(L) + offset
-    np.testing.assert_allclose(
-        apply_rope(x[:, perm], pos, layout="half"), apply_rope(x, pos)[:, perm], rtol=0, atol=0
-    )
-    # weights: permuting the columns of W_q and W_k leaves every score unchanged
-    h = rng.standard_normal((L, d_model))
-    wq, wk = rng.standard_normal((2, d_model, d))
-    s_inter = apply_rope(h @ wq, pos) @ apply_rope(h @ wk, pos).T
-    s_half = (
-        apply_rope(h @ wq[:, perm], pos, layout="half") @ apply_rope(h @ wk[:, perm], pos, layout="half").T
-    )
-    np.testing.assert_allclose(s_half, s_inter, rtol=1e-12, atol=1e-12 * np.abs(s_inter).max())
-
-
-def test_permutation_values():
-    assert rope_layout_permutation(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
-    assert rope_layout_permutation(2).tolist() == [0, 1]
-
-
 @given(seed=st.integers(0, 2**32 - 1), layout=st.sampled_from(["interleaved", "half"]))
 def test_norm_preserved(seed, layout):
     rng = np.random.default_rng(seed)
@@ -510,20 +481,11 @@ def test_apply_errors():
         apply_rope(x, [0, np.nan, 2])
     with pytest.raises(TypeError, match="x"):
         apply_rope(np.array([["a", "b"]]))
-    with pytest.raises(ValueError, match="d_head must be even"):
-        rope_layout_permutation(5)
 
 
 LIMIT = 2**53
 
 even_d = st.sampled_from([2, 4, 6, 8, 12, 16])
-
-
-@given(d=st.sampled_from([2, 4, 10, 64]))
-def test_interleaved_to_split_and_rope_layout_permutation(d):
-    expected = [2 * j for j in range(d // 2)] + [2 * j + 1 for j in range(d // 2)]
-    assert posenc.interleaved_to_split(d).tolist() == expected
-    assert posenc.rope_layout_permutation(d).tolist() == expected
 
 
 def rope_reference(x: np.ndarray, positions, d: int, layout: str) -> np.ndarray:
@@ -634,7 +596,7 @@ ROTATE_BY_ANGLES_BAD = [
     (lambda: posenc.rotate_by_angles(np.array([1.0, NAN]), [0.0]), ValueError, "x"),
     (lambda: posenc.rotate_by_angles(np.ones(0), [0.0]), ValueError, "x"),
     (lambda: posenc.rotate_by_angles(1.0, [0.0]), ValueError, "x"),
-    (lambda: posenc.rotate_by_angles(np.ones(4), [0.0, 1.0], layout="split"), ValueError, "layout"),
+    (lambda: posenc.rotate_by_angles(np.ones(4), [0.0, 1.0], layout="neox"), ValueError, "layout"),
     (lambda: posenc.rotate_by_angles(np.full(2, 6e4, dtype=np.float16), [0.7]), ValueError, "x"),
 ]
 

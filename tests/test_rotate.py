@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import posenc._rotate
-from posenc import apply_rope, rope_layout_permutation
+from posenc import apply_rope, layout_permutation
 
 
 def theta64(d: int, base: float = 10000.0) -> np.ndarray:
@@ -237,7 +237,7 @@ def test_layouts_and_dtypes_give_the_same_bits(seed, dtype, half, length):
     d = 2 * half
     x = rng.standard_normal((2, length, d)).astype(dtype)
     pos = rng.integers(-(10**9), 10**9, size=length)
-    perm = rope_layout_permutation(d)
+    perm = layout_permutation(d)
     inter = apply_rope(x, pos)
     np.testing.assert_array_equal(apply_rope(x[..., perm], pos, layout="half"), inter[..., perm])
     np.testing.assert_array_equal(apply_rope(x.astype(np.float64), pos).astype(dtype), inter)

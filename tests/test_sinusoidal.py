@@ -271,28 +271,6 @@ def test_low_precision_is_the_rounded_float64_table(positions, d_model, dtype):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "d_model,expected", [(2, [0, 1]), (6, [0, 2, 4, 1, 3, 5]), (8, [0, 2, 4, 6, 1, 3, 5, 7])]
-)
-def test_interleaved_to_split_hand_derived(d_model, expected):
-    perm = posenc.interleaved_to_split(d_model)
-    np.testing.assert_array_equal(perm, expected)
-
-
-@given(positions=st.lists(st.floats(-1e5, 1e5), min_size=1, max_size=5), d_model=even_d)
-def test_layouts_are_a_column_permutation(positions, d_model):
-    inter = posenc.sinusoidal_encoding(np.array(positions), d_model, layout="interleaved")
-    split = posenc.sinusoidal_encoding(np.array(positions), d_model, layout="split")
-    perm = posenc.interleaved_to_split(d_model)
-    assert sorted(perm.tolist()) == list(range(d_model))
-    np.testing.assert_array_equal(split, inter[:, perm])
-    np.testing.assert_array_equal(inter, split[:, np.argsort(perm)])
-    # Split layout: first half sines, second half cosines, of the same frequencies.
-    h = d_model // 2
-    np.testing.assert_array_equal(split[:, :h], inter[:, 0::2])
-    np.testing.assert_array_equal(split[:, h:], inter[:, 1::2])
-
-
 def test_split_uses_paper_frequencies_not_fairseq_spacing():
     d, p = 8, 1000.0
     split = posenc.sinusoidal_encoding([p], d, layout="split")[0]
@@ -345,13 +323,13 @@ def test_shift_matrix_against_mpmath(p, k, d_model):
 
 
 @given(p=quarter_positions, k=quarter_positions, d_model=even_d)
-def test_shift_matrix_split_layout(p, k, d_model):
-    m = posenc.relative_position_matrix(d_model, k, layout="split")
-    pe = posenc.sinusoidal_encoding(np.array([p, p + k]), d_model, layout="split")
-    perm = posenc.interleaved_to_split(d_model)
+def test_shift_matrix_half_layout(p, k, d_model):
+    m = posenc.relative_position_matrix(d_model, k, layout="half")
+    pe = posenc.sinusoidal_encoding(np.array([p, p + k]), d_model, layout="half")
+    perm = posenc.layout_permutation(d_model)
     tol = _shift_tolerance(p, k, d_model)[perm]
     assert np.all(np.abs(m @ pe[0] - pe[1]) <= tol)
-    # Same operator, permuted basis: M_split = P M P^T with P the column permutation.
+    # Same operator, permuted basis: M_half = P M P^T with P the column permutation.
     m_int = posenc.relative_position_matrix(d_model, k)
     np.testing.assert_array_equal(m, m_int[np.ix_(perm, perm)])
 

@@ -20,7 +20,6 @@ NAN, INF = float("nan"), float("inf")
 D_MODEL_SITES = [
     pytest.param(lambda d: posenc.frequencies(d), id="frequencies"),
     pytest.param(lambda d: PE(4, d), id="sinusoidal_encoding"),
-    pytest.param(lambda d: posenc.interleaved_to_split(d), id="interleaved_to_split"),
     pytest.param(lambda d: posenc.relative_position_matrix(d, 1.0), id="relative_position_matrix"),
     pytest.param(lambda d: posenc.SinusoidalPositionalEncoding(4, d), id="SinusoidalPositionalEncoding"),
     pytest.param(
@@ -118,7 +117,7 @@ def test_integer_positions_at_2_53_accepted():
 
 @pytest.mark.parametrize(
     ("layout", "exc"),
-    [("half", ValueError), ("Interleaved", ValueError), ("SPLIT", ValueError), ("", ValueError)]
+    [("neox", ValueError), ("Interleaved", ValueError), ("SPLIT", ValueError), ("", ValueError)]
     + [(None, TypeError), (0, TypeError)],  # not a string at all: a type error
 )
 def test_unknown_layout(layout, exc):

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._arrays import as_real_array
 from .._validation import check_choice, check_even_int, check_int, check_nonnegative_real, check_size
-from ..sinusoidal import LAYOUTS
+from ..layouts import check_layout
 
 STRUCTURES = ("full", "block")
 
@@ -86,7 +86,7 @@ def fit_shift_matrix(
     short table are numerically dependent and the fit can be far from :math:`M_k`.
     ``structure="block"`` fits each sin/cos pair on its own (``d/2`` problems of size 2),
     returning a block-diagonal matrix; the pairs are columns ``(2i, 2i+1)`` for
-    ``layout="interleaved"`` and ``(i, i + d/2)`` for ``layout="split"``.
+    ``layout="interleaved"`` and ``(i, i + d/2)`` for ``layout="half"`` (or its synonym ``"split"``).
 
     ``pe`` a non-empty, finite, 2-D real array-like (integers promoted to float64; bools and
     complex numbers refused) with at most 2**14 columns (the ``d x d`` result); ``offset``
@@ -97,7 +97,7 @@ def fit_shift_matrix(
     pe = as_real_array(pe, "pe", ndim=2)
     offset = check_int(offset, "offset")
     structure = check_choice(structure, "structure", STRUCTURES)
-    layout = check_choice(layout, "layout", LAYOUTS)
+    layout = check_layout(layout)
     check_size((pe.shape[1], pe.shape[1]), "the fitted matrix (pe.shape[1], pe.shape[1])")
     length, d = pe.shape
     if abs(offset) >= length:
@@ -128,7 +128,7 @@ def shift_matrix_angles(m: np.ndarray, *, layout: str = "interleaved") -> np.nda
     m = as_real_array(m, "m", ndim=2)
     if m.shape[0] != m.shape[1]:
         raise ValueError(f"m must be square, got shape {m.shape}")
-    layout = check_choice(layout, "layout", LAYOUTS)
+    layout = check_layout(layout)
     d = check_even_int(m.shape[0], "m.shape[0]")
     i = np.arange(d // 2)
     a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..layouts import check_layout
 from ..rope import apply_rope
 from ._angles import FLOAT32_ANGLES, float32_diagnosis, position_tol, rope_variant
-from ._runner import Case, Variant, check_fn, frequency_mistakes, register_mistakes, run_checker, short_repr
+from ._runner import Case, Variant, check_fn, frequency_mistakes, register_mistakes, run_checker
 
 _ROPE = register_mistakes(
     "check_rope",
@@ -47,8 +48,8 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
     1-D float64 array of length ``L``; the result is a float64 array of the shape of ``x``
     in which pair :math:`i` is rotated by :math:`m\theta_i` counter-clockwise,
     :math:`(a, b) \mapsto (a\cos - b\sin, a\sin + b\cos)`. ``layout`` is the layout the
-    exercise asks for: ``"interleaved"`` pairs ``(2i, 2i+1)``, ``"half"`` pairs
-    ``(i, i + d/2)``.
+    exercise asks for: ``"interleaved"`` pairs ``(2i, 2i+1)``, ``"half"`` (or its synonym
+    ``"split"``) pairs ``(i, i + d/2)``.
 
     Recognised mistakes: the other layout (half vs interleaved confusion), rotation by
     :math:`-m\theta_i` (sine sign flipped), both of these, the ``positions`` argument ignored
@@ -56,10 +57,7 @@ def check_rope(fn: Callable, layout: str = "interleaved") -> str:
     the ``base`` argument ignored, float32 angles at large positions.
     """
     check_fn("check_rope", fn)
-    if not isinstance(layout, str) or layout not in ("interleaved", "half"):
-        raise (ValueError if isinstance(layout, str) else TypeError)(
-            f"check_rope: the argument layout must be 'interleaved' or 'half', got {short_repr(layout)}"
-        )
+    layout = check_layout(layout, "check_rope: the argument layout")
     other = "half" if layout == "interleaved" else "interleaved"
     rng = np.random.default_rng(9)
     cases = []

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..rope import apply_rope, rope_layout_permutation
+from ..layouts import layout_permutation
+from ..rope import apply_rope
 from ..sinusoidal import frequencies
 from ._runner import Case, Variant, check_fn, register_mistakes, run_checker
 from .ch14_frequencies import partial_rope_cases
@@ -94,21 +95,19 @@ def check_layout_rows(fn: Callable) -> str:
     """
     specs = [(2, 4), (2, 8), (3, 8), (4, 16), (8, 64), (5, 12), (32, 128)]
     cases = [
-        Case((h, d), {}, _per_head(h, rope_layout_permutation(d)), 0.0, f"n_heads={h}, d_head={d}")
+        Case((h, d), {}, _per_head(h, layout_permutation(d)), 0.0, f"n_heads={h}, d_head={d}")
         for h, d in specs
     ]
 
     def inverse(case: Case) -> np.ndarray:
         h, d = case.args
-        return _per_head(h, np.argsort(rope_layout_permutation(d)))
+        return _per_head(h, np.argsort(layout_permutation(d)))
 
     variants = [
-        Variant(("global_perm",), lambda c: rope_layout_permutation(c.args[0] * c.args[1])),
+        Variant(("global_perm",), lambda c: layout_permutation(c.args[0] * c.args[1])),
         Variant(("inverse",), inverse),
         Variant(("identity",), lambda c: np.arange(c.args[0] * c.args[1])),
-        Variant(
-            ("first_head",), lambda c: _per_head(c.args[0], rope_layout_permutation(c.args[1]), range(1))
-        ),
+        Variant(("first_head",), lambda c: _per_head(c.args[0], layout_permutation(c.args[1]), range(1))),
     ]
     return run_checker(
         "check_layout_rows",

@@ -95,7 +95,7 @@ def test_fit_shift_matrix_errors():
     with pytest.raises(ValueError, match="structure"):
         posenc.analysis.fit_shift_matrix(pe, 1, structure="diag")
     with pytest.raises(ValueError, match="layout"):
-        posenc.analysis.fit_shift_matrix(pe, 1, layout="half")
+        posenc.analysis.fit_shift_matrix(pe, 1, layout="neox")
     with pytest.raises(ValueError, match="shape"):
         posenc.analysis.fit_shift_matrix(np.ones((5, 3)), 1, structure="block")
     with pytest.raises(ValueError, match="pe"):
@@ -133,7 +133,7 @@ def test_shift_matrix_angles_errors():
     with pytest.raises(ValueError, match="m.shape"):
         posenc.analysis.shift_matrix_angles(np.eye(3))
     with pytest.raises(ValueError, match="layout"):
-        posenc.analysis.shift_matrix_angles(np.eye(4), layout="half")
+        posenc.analysis.shift_matrix_angles(np.eye(4), layout="neox")
 
 
 @settings(max_examples=25)

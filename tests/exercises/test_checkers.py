@@ -920,9 +920,13 @@ def test_a_non_callable_fn_is_refused(checker, value):
 
 def test_rope_layout_argument():
     with pytest.raises(
-        ValueError, match="check_rope: the argument layout must be 'interleaved' or 'half', got 'split'"
+        ValueError,
+        match=re.escape(
+            "check_rope: the argument layout must be 'interleaved' or 'half' "
+            "('split' is accepted as a synonym of 'half'), got 'neox'"
+        ),
     ):
-        ex.check_rope(rope, layout="split")
+        ex.check_rope(rope, layout="neox")
     with pytest.raises(TypeError, match="the argument layout"):
         ex.check_rope(rope, layout=np.array(["half", "half"]))
 
