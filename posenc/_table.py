@@ -157,7 +157,8 @@ def fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: st
 
     Row ranges of at most ``CHUNK_PAIRS`` pairs, each computed in a complex128 scratch
     (or straight into a C-contiguous float64 interleaved ``out``, viewed as complex128),
-    fixed (:func:`fix_tiny`) and stored in ``layout`` (``"interleaved"`` or ``"split"``).
+    fixed (:func:`fix_tiny`) and stored in ``layout`` (``"interleaved"`` or ``"half"``, as
+    :func:`~posenc.layouts.check_layout` returns it).
     """
     half = d_model // 2
     step = max(1, CHUNK_PAIRS // half)

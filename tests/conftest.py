@@ -50,7 +50,7 @@ def mp_table(positions, d_model: int, base: float = 10000.0, layout: str = "inte
             c = [mpmath.cos(pm * w) for w in omegas]
             if layout == "interleaved":
                 rows.append([v for pair in zip(s, c, strict=True) for v in pair])
-            elif layout == "split":
+            elif layout in ("half", "split"):  # "split" is a synonym of "half"
                 rows.append(s + c)
             else:  # pragma: no cover - test helper misuse
                 raise AssertionError(layout)
