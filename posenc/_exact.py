@@ -13,6 +13,10 @@ from functools import lru_cache
 
 import numpy as np
 
+# The (d_model, base) caches below pay: on one CPU, calls in turn (medians), float64 tables
+# of 1024 x 64, 16384 x 512 and 65536 x 1024 took 0.46, 22.4 and 267 ms with the mpmath
+# frequencies cached and 1.28, 29.7 and 325 ms with them computed again for each call.
+
 
 @lru_cache(maxsize=64)
 def correctly_rounded_frequencies(d_model: int, base: float) -> np.ndarray:
