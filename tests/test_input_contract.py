@@ -1514,3 +1514,479 @@ def test_an_array_of_positions_is_still_size_checked():
 def test_dtype_none_is_refused(call):
     with pytest.raises(TypeError, match="dtype"):
         call()
+
+
+# ---------------------------------------------------------------------------------------
+# Every public function, one valid call each, and the shared classes of bad input
+# ---------------------------------------------------------------------------------------
+# The tables above list, per class of bad input, the functions that take such an argument.
+# This registry turns it around, as scikit-learn's common tests do: it names every public
+# callable of posenc and posenc.analysis with one valid call and the kind of each argument
+# it checks, and every class of bad input of that kind is applied to every such argument.
+_TABLE = np.arange(1.0, 49.0).reshape(8, 6) / 7  # a real (L, d) table, rows distinct
+_X = np.ones((4, 8))
+_LEARNED = posenc.LearnedPositionalEncoding(6, 4)
+
+
+def _encoder(length: int) -> np.ndarray:
+    return np.arange(float(length))[:, None]
+
+
+def _phi(p: np.ndarray) -> np.ndarray:
+    return np.asarray(p, dtype=float)
+
+
+def _quadratic_form(x: np.ndarray) -> float:
+    return float(np.sum(np.asarray(x) ** 2))
+
+
+def _fire_f(u: np.ndarray) -> np.ndarray:
+    return -np.asarray(u)
+
+
+# name -> (callable, valid keyword arguments, {argument: kind}); kinds: "array" (real values
+# of a fixed rank), "values" (real values of any shape), "count", "positive", "nonnegative"
+# (integers), "real" (a finite real scalar), "flag" (a bool), "choice" (one of some strings)
+REGISTRY: dict[str, tuple] = {
+    "EncodingStatistics": (
+        posenc.EncodingStatistics,
+        {"norms": [1.0], "dim_mean": [0.0], "dim_var": [1.0], "min": -1.0, "max": 1.0},
+        {"norms": "array", "dim_mean": "array", "dim_var": "array", "min": "real", "max": "real"},
+    ),
+    "LearnedPositionalEncoding": (
+        posenc.LearnedPositionalEncoding,
+        {"max_len": 4, "d_model": 4},
+        {"max_len": "count", "d_model": "count", "init": "choice", "std": "real"},
+    ),
+    "SinusoidalPositionalEncoding": (
+        posenc.SinusoidalPositionalEncoding,
+        {"max_len": 4, "d_model": 4},
+        {"max_len": "count", "d_model": "count", "base": "real", "layout": "choice"},
+    ),
+    "alibi_bias": (
+        posenc.alibi_bias,
+        {"n_heads": 2, "q_len": 3},
+        {"n_heads": "count", "q_len": "count", "k_len": "count", "causal": "flag"},
+    ),
+    "alibi_bias_key_form": (
+        posenc.alibi_bias_key_form,
+        {"n_heads": 2, "q_len": 3},
+        {"n_heads": "count", "q_len": "count", "k_len": "count", "convention": "choice", "causal": "flag"},
+    ),
+    "alibi_slopes": (posenc.alibi_slopes, {"n_heads": 4}, {"n_heads": "count"}),
+    "apply_mrope": (
+        posenc.apply_mrope,
+        {"x": np.ones((3, 8)), "positions": np.zeros((3, 3)), "mrope_section": (2, 1, 1)},
+        {"x": "array", "positions": "array", "base": "real", "layout": "choice"},
+    ),
+    "apply_rope": (
+        posenc.apply_rope,
+        {"x": _X, "positions": np.arange(4)},
+        {"x": "array", "positions": "array", "base": "real", "layout": "choice", "seq_len": "count"},
+    ),
+    "apply_rope_nd": (
+        posenc.apply_rope_nd,
+        {"x": _X, "coords": np.zeros((4, 2)), "freqs": np.ones((2, 4))},
+        {"x": "array", "coords": "array", "freqs": "array", "layout": "choice"},
+    ),
+    "critical_dimension": (
+        posenc.critical_dimension,
+        {"d_head": 64, "base": 10000.0, "train_length": 4096.0},
+        {"d_head": "count", "base": "real", "train_length": "real"},
+    ),
+    "long_term_similarity": (
+        posenc.long_term_similarity,
+        {"distances": [1, 2], "d_head": 8},
+        {"distances": "array", "d_head": "count", "base": "real"},
+    ),
+    "min_base_for_context": (
+        posenc.min_base_for_context,
+        {"context_length": 64, "d_head": 8},
+        {"d_head": "count", "steps_per_decade": "count", "start": "real"},
+    ),
+    "p_rope_frequencies": (
+        posenc.p_rope_frequencies,
+        {"d_head": 8, "p": 0.5},
+        {"d_head": "count", "p": "real", "base": "real"},
+    ),
+    "axial_rope_frequencies": (
+        posenc.axial_rope_frequencies,
+        {"d_head": 8},
+        {"d_head": "count", "n_axes": "count", "base": "real"},
+    ),
+    "mrope_positions": (posenc.mrope_positions, {"segments": [2, (1, 2, 2)]}, {}),
+    "attention_temperature": (
+        posenc.attention_temperature,
+        {"positions": [0, 1, 2]},
+        {"positions": "values", "floor_scale": "real", "attn_scale": "real"},
+    ),
+    "cope_positions": (posenc.cope_positions, {"gates": [[0.5, 1.0], [0.2, 0.7]]}, {"gates": "values"}),
+    "fire_bias": (
+        posenc.fire_bias,
+        {"f": _fire_f, "q_len": 3},
+        {"q_len": "count", "k_len": "count", "c": "real", "threshold": "real", "causal": "flag"},
+    ),
+    "kerple_bias": (
+        posenc.kerple_bias,
+        {"r1": [1.0], "r2": [0.5], "q_len": 3},
+        {
+            "r1": "array",
+            "r2": "array",
+            "q_len": "count",
+            "k_len": "count",
+            "kind": "choice",
+            "causal": "flag",
+        },
+    ),
+    "packed_position_ids": (posenc.packed_position_ids, {"lengths": [2, 3]}, {}),
+    "position_ids_from_mask": (posenc.position_ids_from_mask, {"attention_mask": [[0, 1, 1]]}, {}),
+    "round_to_bfloat16": (
+        posenc.round_to_bfloat16,
+        {"x": np.array([1.0, 2.5], dtype=np.float32)},
+        {"x": "array"},
+    ),
+    "xpos_scale": (
+        posenc.xpos_scale,
+        {"positions": [0, 1], "d_head": 8},
+        {"positions": "values", "d_head": "count", "gamma": "real", "scale_base": "real"},
+    ),
+    "attention": (
+        posenc.attention,
+        {"q": np.ones((2, 3)), "k": np.ones((4, 3)), "v": np.ones((4, 2))},
+        {"q": "array", "k": "array", "v": "array", "causal": "flag", "scale": "real"},
+    ),
+    "causal_mask": (posenc.causal_mask, {"q_len": 2}, {"q_len": "count", "k_len": "count"}),
+    "dot_product_distance": (posenc.dot_product_distance, {"pe": _TABLE}, {"pe": "array"}),
+    "encoding_statistics": (posenc.encoding_statistics, {"pe": _TABLE}, {"pe": "array"}),
+    "frequencies": (posenc.frequencies, {"d_model": 8}, {"d_model": "count", "base": "real"}),
+    "get_num_threads": (posenc.get_num_threads, {}, {}),
+    "iter_sinusoidal_blocks": (
+        lambda **kw: list(posenc.iter_sinusoidal_blocks(**kw)),
+        {"positions": 5, "d_model": 4, "block": 2},
+        {"d_model": "count", "block": "positive", "base": "real", "layout": "choice"},
+    ),
+    "layout_permutation": (posenc.layout_permutation, {"d": 8}, {"d": "count"}),
+    "permutation_matrix": (posenc.permutation_matrix, {"perm": [1, 0, 2]}, {}),
+    "relative_position_matrix": (
+        posenc.relative_position_matrix,
+        {"d_model": 4, "offset": 2},
+        {"d_model": "count", "offset": "real", "base": "real", "layout": "choice"},
+    ),
+    "rope_decay_bound": (
+        posenc.rope_decay_bound,
+        {"d_head": 8, "distances": [1, 2]},
+        {"d_head": "count", "distances": "array", "base": "real"},
+    ),
+    "rope_frequencies": (
+        posenc.rope_frequencies,
+        {"d_head": 8},
+        {"d_head": "count", "base": "real", "return_attention_factor": "flag"},
+    ),
+    "rope_matrix": (
+        posenc.rope_matrix,
+        {"d_head": 4, "position": 3},
+        {"d_head": "count", "position": "real", "base": "real", "layout": "choice"},
+    ),
+    "rotate_by_angles": (
+        posenc.rotate_by_angles,
+        {"x": _X, "angles": np.zeros((4, 4))},
+        {"x": "array", "angles": "array", "layout": "choice"},
+    ),
+    "self_attention": (
+        posenc.self_attention,
+        {"x": np.ones((4, 3)), "w_q": np.eye(3), "w_k": np.eye(3), "w_v": np.eye(3)},
+        {"x": "array", "w_q": "array", "w_k": "array", "w_v": "array", "causal": "flag", "scale": "real"},
+    ),
+    "set_num_threads": (posenc.set_num_threads, {"n": 1}, {"n": "count"}),
+    "shaw_relative_logits": (
+        posenc.shaw_relative_logits,
+        {
+            "q": np.ones((2, 4)),
+            "k": np.ones((3, 4)),
+            "rel_key_embeddings": np.ones((5, 4)),
+            "max_relative_position": 2,
+        },
+        {"q": "array", "k": "array", "rel_key_embeddings": "array", "max_relative_position": "nonnegative"},
+    ),
+    "shaw_relative_positions": (
+        posenc.shaw_relative_positions,
+        {"q_len": 2, "k_len": 3, "max_relative_position": 2},
+        {"q_len": "count", "k_len": "count", "max_relative_position": "nonnegative"},
+    ),
+    "sinusoidal_encoding": (
+        posenc.sinusoidal_encoding,
+        {"positions": 4, "d_model": 6},
+        {"positions": "array", "d_model": "count", "base": "real", "layout": "choice"},
+    ),
+    "softmax": (posenc.softmax, {"scores": np.ones((2, 3))}, {"scores": "values"}),
+    "t5_bias": (
+        posenc.t5_bias,
+        {"bucket_table": np.ones((32, 2)), "q_len": 2, "k_len": 3},
+        {
+            "bucket_table": "array",
+            "q_len": "count",
+            "k_len": "count",
+            "bidirectional": "flag",
+            "num_buckets": "count",
+        },
+    ),
+    "t5_bucket_thresholds": (
+        posenc.t5_bucket_thresholds,
+        {},
+        {"bidirectional": "flag", "num_buckets": "count", "max_distance": "count"},
+    ),
+    "t5_relative_position_bucket": (
+        posenc.t5_relative_position_bucket,
+        {"relative_position": [-3, 0, 5]},
+        {"bidirectional": "flag", "num_buckets": "count", "max_distance": "count"},
+    ),
+    "taylor_terms": (
+        posenc.taylor_terms,
+        {"f": _quadratic_form, "x": np.ones((2, 2)), "p": np.ones((2, 2))},
+        {"x": "array", "p": "array", "step": "real"},
+    ),
+    "wavelengths": (posenc.wavelengths, {"d_model": 8}, {"d_model": "count", "base": "real"}),
+    "AttentionProbe": (
+        posenc.analysis.AttentionProbe,
+        {"method": "alibi", "max_len": 4, "d": 4, "vocab": 4},
+        {"method": "choice", "max_len": "count", "d": "count", "vocab": "count", "slope": "real"},
+    ),
+    "PositionReadout": (
+        posenc.analysis.PositionReadout,
+        {"weight": [1.0, 0.0], "bias": 0.0, "losses": []},
+        {"weight": "array", "bias": "real"},
+    ),
+    "aliased_fraction": (
+        posenc.analysis.aliased_fraction,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "aliasing_onset": (posenc.analysis.aliasing_onset, {"d_model": 8}, {"d_model": "count", "base": "real"}),
+    "binary_encoding": (
+        posenc.analysis.binary_encoding,
+        {"length": 4, "n_bits": 3},
+        {"length": "count", "n_bits": "count"},
+    ),
+    "copy_targets": (posenc.analysis.copy_targets, {"tokens": [[1, 2, 3]], "offset": 1}, {}),
+    "copy_task": (
+        posenc.analysis.copy_task,
+        {"n_seq": 2, "length": 3, "vocab": 4},
+        {"n_seq": "count", "length": "count", "vocab": "count"},
+    ),
+    "cosine_integral": (posenc.analysis.cosine_integral, {"x": [1.0, 2.0]}, {"x": "values"}),
+    "dot_product_profile": (
+        posenc.analysis.dot_product_profile,
+        {"offsets": [0, 1], "d_model": 8},
+        {"offsets": "array", "d_model": "count", "base": "real"},
+    ),
+    "dot_product_sum": (
+        posenc.analysis.dot_product_sum,
+        {"k": [0.0, 1.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "endpoint_correction": (
+        posenc.analysis.endpoint_correction,
+        {"k": [1.0, 2.0]},
+        {"k": "values", "base": "real"},
+    ),
+    "far_asymptote": (
+        posenc.analysis.far_asymptote,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "far_envelope": (
+        posenc.analysis.far_envelope,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "fit_linear_map": (
+        posenc.analysis.fit_linear_map,
+        {"source": np.eye(3), "target": np.eye(3)},
+        {"source": "array", "target": "array"},
+    ),
+    "fit_linear_probe": (
+        posenc.analysis.fit_linear_probe,
+        {"features": np.arange(8.0).reshape(4, 2) ** 2, "targets": [0.0, 1.0, 2.0, 3.0]},
+        {"features": "array", "targets": "array", "ridge": "real"},
+    ),
+    "fit_position_readout": (
+        posenc.analysis.fit_position_readout,
+        {"pe": _LEARNED, "target": [0.0, 1.0, 2.0], "train_len": 2, "steps": 1},
+        {"target": "array", "train_len": "count", "steps": "count", "lr": "real"},
+    ),
+    "fit_probe": (
+        posenc.analysis.fit_probe,
+        {"method": "alibi", "train_len": 3, "steps": 1, "batch": 2, "d": 4, "vocab": 4},
+        {
+            "method": "choice",
+            "train_len": "count",
+            "steps": "count",
+            "batch": "count",
+            "d": "count",
+            "lr": "real",
+        },
+    ),
+    "fit_shift_matrix": (
+        posenc.analysis.fit_shift_matrix,
+        {"pe": _TABLE, "offset": 1},
+        {"pe": "array", "structure": "choice", "layout": "choice"},
+    ),
+    "functional_equation_residual": (
+        posenc.analysis.functional_equation_residual,
+        {"phi": _phi, "m": [1], "n": [2]},
+        {"m": "values", "n": "values", "period": "real"},
+    ),
+    "integer_encoding": (posenc.analysis.integer_encoding, {"length": 4}, {"length": "count"}),
+    "integral_approximation": (
+        posenc.analysis.integral_approximation,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "is_bounded": (posenc.analysis.is_bounded, {"encode": _encoder, "lengths": [2, 3]}, {"bound": "real"}),
+    "is_defined_beyond": (
+        posenc.analysis.is_defined_beyond,
+        {"encode": _encoder, "train_length": 2, "test_length": 4},
+        {"train_length": "count", "test_length": "count"},
+    ),
+    "is_length_consistent": (
+        posenc.analysis.is_length_consistent,
+        {"encode": _encoder, "lengths": [2, 3]},
+        {"atol": "real"},
+    ),
+    "is_shift_consistent": (
+        posenc.analysis.is_shift_consistent,
+        {"encode": _encoder, "lengths": [2, 3]},
+        {"rtol": "real"},
+    ),
+    "is_unique": (posenc.analysis.is_unique, {"encode": _encoder, "lengths": [2, 3]}, {}),
+    "layer_flops": (
+        posenc.analysis.layer_flops,
+        {"seq_len": 4, "d_model": 8, "n_heads": 2},
+        {"seq_len": "positive", "d_model": "positive", "n_heads": "positive"},
+    ),
+    "log_asymptote": (
+        posenc.analysis.log_asymptote,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "mean_dot_by_offset": (posenc.analysis.mean_dot_by_offset, {"pe": _TABLE}, {"pe": "array"}),
+    "mean_square_frequency": (
+        posenc.analysis.mean_square_frequency,
+        {"d_model": 8},
+        {"d_model": "count", "base": "real"},
+    ),
+    "min_pairwise_distance": (posenc.analysis.min_pairwise_distance, {"pe": _TABLE}, {"pe": "array"}),
+    "near_asymptote": (
+        posenc.analysis.near_asymptote,
+        {"k": [1.0, 2.0], "d_model": 8},
+        {"k": "values", "d_model": "count", "base": "real"},
+    ),
+    "neighbour_distances": (posenc.analysis.neighbour_distances, {"pe": _TABLE}, {"pe": "array"}),
+    "noise_floor": (posenc.analysis.noise_floor, {"d_model": 8}, {"d_model": "count"}),
+    "normalized_encoding": (
+        posenc.analysis.normalized_encoding,
+        {"length": 4},
+        {"length": "count", "mode": "choice"},
+    ),
+    "oscillatory_integral": (
+        posenc.analysis.oscillatory_integral,
+        {"k": [1.0, 2.0]},
+        {"k": "values", "base": "real"},
+    ),
+    "probe_accuracy": (
+        posenc.analysis.probe_accuracy,
+        {
+            "probe": posenc.analysis.AttentionProbe("alibi", max_len=4, d=4, vocab=4),
+            "length": 4,
+            "offset": 1,
+            "n_seq": 2,
+        },
+        {"length": "count", "n_seq": "count"},
+    ),
+    "random_attention_stack": (
+        posenc.analysis.random_attention_stack,
+        {"x": _X, "n_layers": 1},
+        {"x": "array", "n_layers": "count", "causal": "flag", "gain": "real"},
+    ),
+    "shift_matrix_angles": (
+        posenc.analysis.shift_matrix_angles,
+        {"m": np.eye(4)},
+        {"m": "array", "layout": "choice"},
+    ),
+    "sine_encoding": (
+        posenc.analysis.sine_encoding,
+        {"length": 4},
+        {"length": "count", "frequency": "real"},
+    ),
+    "stays_in_training_range": (
+        posenc.analysis.stays_in_training_range,
+        {"encode": _encoder, "train_length": 2, "test_length": 4},
+        {"train_length": "count", "test_length": "count", "tol": "real"},
+    ),
+    "toeplitz_deviation": (posenc.analysis.toeplitz_deviation, {"matrix": np.eye(3)}, {"matrix": "array"}),
+    "wrap_angle": (posenc.analysis.wrap_angle, {"x": [1.0, 7.0]}, {"x": "values", "period": "real"}),
+}
+
+
+def _bad_arrays(valid, fixed_rank: bool) -> list[tuple[str, object]]:
+    """Complex, non-finite and string versions of a valid array argument (and one with two
+    extra axes when its rank is fixed)."""
+    good = np.asarray(valid, dtype=np.float64)
+    nan = good.copy()
+    nan.flat[0] = math.nan
+    return [
+        ("complex", good + 1j),
+        ("nan", nan),
+        ("string", "abc"),
+    ] + ([("extra_axis", good[..., None, None])] if fixed_rank else [])
+
+
+BAD_BY_KIND = {
+    # sizes that must be positive and bounded (2**80 would allocate or loop for ever)
+    "count": [
+        ("zero", 0),
+        ("negative", -1),
+        ("float", 2.5),
+        ("bool", True),
+        ("string", "4"),
+        ("huge", 2**80),
+    ],
+    # sizes that only count (a block length, the sizes of an operation count): no bound
+    "positive": [("zero", 0), ("negative", -1), ("float", 2.5), ("bool", True), ("string", "4")],
+    # a clipping distance, where 0 is meaningful
+    "nonnegative": [("negative", -1), ("float", 2.5), ("bool", True), ("string", "4"), ("huge", 2**80)],
+    "real": [("nan", math.nan), ("inf", math.inf), ("string", "1.0"), ("complex", 1 + 1j)],
+    "flag": [("string", "True"), ("int", 1)],
+    "choice": [("unknown", "no-such-choice"), ("bytes", b"x")],
+}
+
+
+def _cases() -> list:
+    cases = []
+    for name, (_, kwargs, kinds) in REGISTRY.items():
+        for arg, kind in kinds.items():
+            if kind in ("array", "values"):
+                bad_values = _bad_arrays(kwargs[arg], fixed_rank=kind == "array")
+            else:
+                bad_values = BAD_BY_KIND[kind]
+            for label, bad in bad_values:
+                cases.append(pytest.param(name, arg, bad, id=f"{name}-{arg}-{label}"))
+    return cases
+
+
+def test_the_registry_names_every_public_callable():
+    public = {n for n in posenc.__all__ if callable(getattr(posenc, n))}
+    public |= {n for n in posenc.analysis.__all__ if callable(getattr(posenc.analysis, n))}
+    assert set(REGISTRY) == public, f"missing: {public - set(REGISTRY)}; stale: {set(REGISTRY) - public}"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_public_callable_accepts_its_valid_call(name):
+    fn, kwargs, _ = REGISTRY[name]
+    fn(**kwargs)
+
+
+@pytest.mark.parametrize(("name", "arg", "bad"), _cases())
+def test_every_public_callable_refuses_each_class_of_bad_input(name, arg, bad):
+    fn, kwargs, _ = REGISTRY[name]
+    refuses_call(lambda: fn(**{**kwargs, arg: bad}), (TypeError, ValueError), arg)
