@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from fractions import Fraction
 
 import mpmath
@@ -225,6 +226,36 @@ def mistake_of(check, fn) -> str | None:
     with pytest.raises(ExerciseError) as info:
         check(fn)
     return info.value.mistake
+
+
+def expect_mistake(check, fn, *words: str) -> Exception:
+    """``check(fn)`` must raise an ExerciseError whose message contains every word."""
+    from posenc.exercises import ExerciseError
+
+    with pytest.raises(ExerciseError) as info:
+        check(fn)
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{word!r} not in message:\n{message}"
+    assert "Hint:" in message
+    assert info.value.mistake is not None
+    return info.value
+
+
+def expect_problem(check, fn, problem: str, *words: str) -> Exception:
+    """``check(fn)`` must report the result problem ``problem``, without a warning of its own."""
+    from posenc.exercises import ExerciseError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ExerciseError) as info:
+            check(fn)
+    message = str(info.value)
+    assert info.value.mistake == problem, message
+    for word in words:
+        assert word in message, f"{word!r} not in message:\n{message}"
+    assert "Traceback" not in message
+    return info.value
 
 
 def draw_array(draw, shape: tuple[int, ...], dtype) -> np.ndarray:
