@@ -7,6 +7,7 @@ cases. The helpers below are that independent reference.
 
 from __future__ import annotations
 
+import cmath
 import math
 import time
 import warnings
@@ -194,6 +195,59 @@ def reference_shift_matrix(d_model: int, offset: float, base: float = 10000.0) -
             c, s = float(mpmath.cos(k * w)), float(mpmath.sin(k * w))
             m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
     return m
+
+
+RNG_SEED = 20240609  # the seed of the RoPE tests' random inputs
+
+
+def ref_rope_complex(x: np.ndarray, positions, thetas, layout: str = "interleaved", scale: float = 1.0):
+    """Rotate every pair by complex multiplication in mpmath (thetas given as floats)."""
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    half = d // 2
+    out = np.empty_like(x)
+    with mpmath.workprec(MP_PREC):
+        for row, m in enumerate(positions):
+            for i, th in enumerate(thetas):
+                j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+                z = mpmath.mpc(float(x[row, j]), float(x[row, k]))
+                w = z * mpmath.expj(mpmath.mpf(float(m)) * mpmath.mpf(th)) * scale
+                out[row, j], out[row, k] = float(w.real), float(w.imag)
+    return out
+
+
+def angle_atol(positions, xmax: float) -> float:
+    """Bound on the float64 error: the angle m*theta is off by <= |m| 2^-52, plus round-off."""
+    return (float(np.max(np.abs(positions))) * 2 * EPS + 16 * EPS) * xmax * 2
+
+
+def pair_index(d: int, layout: str) -> list[tuple[int, int]]:
+    half = d // 2
+    return [(2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half) for i in range(half)]
+
+
+def loop_rotate(x, angle, layout: str, rot: int | None = None, scale: float = 1.0) -> np.ndarray:
+    """Rotate pair j of row (n, tok) of x[..., L, d] by angle(n, tok, j) with Python complex numbers.
+
+    ``n`` is the tuple of leading indices; only the first ``rot`` channels rotate (paired
+    inside them by ``layout``), the others are copied.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[-1]
+    rot = d if rot is None else rot
+    out = x.copy()
+    for n in np.ndindex(x.shape[:-2]):
+        for tok in range(x.shape[-2]):
+            for j, (p, q) in enumerate(pair_index(rot, layout)):
+                z = complex(x[n + (tok, p)], x[n + (tok, q)]) * cmath.exp(1j * angle(n, tok, j)) * scale
+                out[n + (tok, p)], out[n + (tok, q)] = z.real, z.imag
+    return out
+
+
+def assert_rotation_close(got, ref, x, scale: float = 1.0, slack: float = 8.0) -> None:
+    """|got - ref| <= slack * eps * (|a| + |b|) * scale, per entry (rounding of two float64 rotations)."""
+    bound = slack * EPS * (np.abs(np.asarray(x, dtype=np.float64)).max(initial=0.0) * 2 + 1e-300) * scale
+    assert np.all(np.abs(np.asarray(got, dtype=np.float64) - ref) <= bound), float(np.max(np.abs(got - ref)))
 
 
 def refuses(exc, name: str, fn, *args, **kwargs) -> None:

@@ -1,8 +1,8 @@
-"""Tests of posenc.rope against independent references.
+"""posenc.rope against independent references.
 
-Expected values come from hand-derived small cases, complex multiplication
-``(a + ib) * exp(i m theta)`` in mpmath or plain Python ``complex``, and the Hugging Face
-``rope_scaling`` formulas written out again here with ``math`` (never posenc itself).
+Expected values come from hand-derived small cases and complex multiplication
+``(a + ib) * exp(i m theta)`` in mpmath or plain Python ``complex`` (never posenc itself).
+The ``rope_type`` scalings are tested in tests/test_rope_scaling.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import pytest
 from conftest import (
     EPS,
     MP_PREC,
-    llama3_frequencies,
+    RNG_SEED,
+    angle_atol,
+    ref_rope_complex,
     refuses,
     rounded_omegas,
     yarn_frequencies,
@@ -29,45 +31,6 @@ from posenc import apply_rope, rope_decay_bound, rope_frequencies, rope_matrix
 
 NAN, INF = float("nan"), float("inf")
 
-RNG_SEED = 20240609
-
-
-# --------------------------------------------------------------------------- references
-
-
-def ref_rope_complex(x: np.ndarray, positions, thetas, layout: str = "interleaved", scale: float = 1.0):
-    """Rotate every pair by complex multiplication in mpmath (thetas given as floats)."""
-    x = np.asarray(x, dtype=np.float64)
-    d = x.shape[-1]
-    half = d // 2
-    out = np.empty_like(x)
-    with mpmath.workprec(MP_PREC):
-        for row, m in enumerate(positions):
-            for i, th in enumerate(thetas):
-                j, k = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
-                z = mpmath.mpc(float(x[row, j]), float(x[row, k]))
-                w = z * mpmath.expj(mpmath.mpf(float(m)) * mpmath.mpf(th)) * scale
-                out[row, j], out[row, k] = float(w.real), float(w.imag)
-    return out
-
-
-def angle_atol(positions, xmax: float) -> float:
-    """Bound on the float64 error: the angle m*theta is off by <= |m| 2^-52, plus round-off."""
-    return (float(np.max(np.abs(positions))) * 2 * EPS + 16 * EPS) * xmax * 2
-
-
-def hf_linear(d, base, factor):
-    return [w / factor for w in rounded_omegas(d, base)]
-
-
-def hf_dynamic(d, base, factor, orig, seq_len):
-    length = seq_len if seq_len > orig else orig
-    new_base = base * ((factor * length / orig) - (factor - 1)) ** (d / (d - 2))
-    return rounded_omegas(d, new_base)
-
-
-# --------------------------------------------------------------------------- frequencies
-
 
 @pytest.mark.parametrize("d,base", [(2, 10000.0), (8, 10000.0), (64, 10000.0), (128, 500000.0)])
 def test_default_frequencies_are_correctly_rounded(d, base):
@@ -79,107 +42,6 @@ def test_default_frequencies_are_correctly_rounded(d, base):
 def test_frequencies_hand_values():
     # base 100, d = 4: 100**0 = 1 and 100**(-1/2) = 0.1
     np.testing.assert_allclose(rope_frequencies(4, 100.0), [1.0, 0.1], rtol=1e-15)
-
-
-def test_linear_scaling_divides_by_factor():
-    got = rope_frequencies(16, 10000.0, {"rope_type": "linear", "factor": 4.0})
-    np.testing.assert_allclose(got, hf_linear(16, 10000.0, 4.0), rtol=1e-15)
-    legacy = rope_frequencies(16, 10000.0, {"type": "linear", "factor": 4.0})
-    assert np.array_equal(got, legacy)
-
-
-def test_dynamic_ntk_hand_case_and_reference():
-    # d = 4: exponent d/(d-2) = 2. factor 2, orig 100, seq_len 300:
-    # base' = 10000 * (2*300/100 - 1)**2 = 10000 * 25 = 250000; theta_1 = 250000**(-1/2) = 0.002.
-    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 100}
-    np.testing.assert_allclose(rope_frequencies(4, 10000.0, sc, seq_len=300), [1.0, 0.002], rtol=1e-14)
-    for seq_len in (1, 50, 100, 101, 1000, 12345):
-        got = rope_frequencies(32, 10000.0, sc, seq_len=seq_len)
-        np.testing.assert_allclose(got, hf_dynamic(32, 10000.0, 2.0, 100, seq_len), rtol=1e-13)
-    # seq_len at or below the original length: the unscaled frequencies
-    assert np.array_equal(rope_frequencies(32, 10000.0, sc, seq_len=100), rope_frequencies(32))
-
-
-def test_yarn_hand_ramp():
-    # d = 16, base 1e4, orig 2048: correction(32) = 2.016.. -> 2, correction(1) = 5.026.. -> 6,
-    # ramp over pairs i = 0..7: (i - 2) / 4 clipped = 0, 0, 0, 1/4, 1/2, 3/4, 1, 1.
-    d, base, factor = 16, 10000.0, 4.0
-    sc = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048}
-    got, att = rope_frequencies(d, base, sc, return_attention_factor=True)
-    w = np.array(rounded_omegas(d, base))
-    ramp = np.array([0, 0, 0, 0.25, 0.5, 0.75, 1, 1])
-    np.testing.assert_allclose(got, w * (1 - ramp) + w / factor * ramp, rtol=1e-15)
-    np.testing.assert_allclose(got, yarn_frequencies(d, base, factor, 2048), rtol=1e-15)
-    assert att == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-15)
-    # without the return flag, only the array
-    assert np.array_equal(rope_frequencies(d, base, sc), got)
-
-
-@pytest.mark.parametrize(
-    "d,base,factor,orig,bf,bs,trunc",
-    [
-        (128, 10000.0, 4.0, 4096, 32, 1, True),
-        (128, 10000.0, 4.0, 4096, 32, 1, False),
-        (64, 1e6, 16.0, 32768, 16, 2, True),
-        (8, 10000.0, 2.0, 16, 32, 1, True),  # correction range clipped at 0
-    ],
-)
-def test_yarn_matches_reference(d, base, factor, orig, bf, bs, trunc):
-    sc = {
-        "rope_type": "yarn",
-        "factor": factor,
-        "original_max_position_embeddings": orig,
-        "beta_fast": bf,
-        "beta_slow": bs,
-        "truncate": trunc,
-    }
-    np.testing.assert_allclose(
-        rope_frequencies(d, base, sc), yarn_frequencies(d, base, factor, orig, bf, bs, trunc), rtol=1e-14
-    )
-
-
-def test_yarn_attention_factor_variants():
-    base_sc = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096}
-    _, att = rope_frequencies(64, 10000.0, {**base_sc, "attention_factor": 1.5}, return_attention_factor=True)
-    assert att == 1.5
-    _, att = rope_frequencies(
-        64, 10000.0, {**base_sc, "mscale": 0.707, "mscale_all_dim": 1.0}, return_attention_factor=True
-    )
-    expected = (0.1 * 0.707 * math.log(8.0) + 1) / (0.1 * 1.0 * math.log(8.0) + 1)
-    assert att == pytest.approx(expected, rel=1e-15)
-    # equal mscale and mscale_all_dim cancel exactly (DeepSeek-style configs)
-    _, att = rope_frequencies(
-        64, 10000.0, {**base_sc, "mscale": 1.0, "mscale_all_dim": 1.0}, return_attention_factor=True
-    )
-    assert att == 1.0
-    _, att = rope_frequencies(64, 10000.0, {**base_sc, "factor": 0.5}, return_attention_factor=True)
-    assert att == 1.0  # factor <= 1: no temperature
-    for sc in (None, {"rope_type": "linear", "factor": 2.0}):
-        assert rope_frequencies(64, 10000.0, sc, return_attention_factor=True)[1] == 1.0
-
-
-def test_llama3_matches_reference_and_regions():
-    d, base, factor, lo, hi, orig = 128, 500000.0, 8.0, 1.0, 4.0, 8192
-    sc = {
-        "rope_type": "llama3",
-        "factor": factor,
-        "low_freq_factor": lo,
-        "high_freq_factor": hi,
-        "original_max_position_embeddings": orig,
-    }
-    got = rope_frequencies(d, base, sc)
-    np.testing.assert_allclose(got, llama3_frequencies(d, base, factor, lo, hi, orig), rtol=1e-15)
-    w = np.array(rounded_omegas(d, base))
-    wavelen = 2 * math.pi / w
-    short, long_ = wavelen < orig / hi, wavelen > orig / lo
-    assert short.sum() > 0 and long_.sum() > 0 and (~short & ~long_).sum() > 0
-    assert np.array_equal(got[short], w[short])  # high frequencies untouched
-    np.testing.assert_allclose(got[long_], w[long_] / factor, rtol=1e-15)
-    mid = ~short & ~long_
-    assert np.all((got[mid] < w[mid]) & (got[mid] > w[mid] / factor))
-
-
-# --------------------------------------------------------------------------- apply_rope
 
 
 def test_hand_case_d4():
@@ -315,28 +177,6 @@ def test_scaled_apply_matches_complex_reference():
     )
 
 
-def test_dynamic_apply_default_seq_len_is_max_position_plus_one():
-    rng = np.random.default_rng(RNG_SEED + 6)
-    x = rng.standard_normal((3, 8))
-    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}
-    pos = np.array([100, 200, 299])
-    theta = hf_dynamic(8, 10000.0, 2.0, 16, 300)
-    np.testing.assert_allclose(
-        apply_rope(x, pos, scaling=sc),
-        ref_rope_complex(x, pos, theta),
-        atol=angle_atol(pos, 3 * np.abs(x).max()),
-    )
-    # within the original length: plain RoPE
-    np.testing.assert_allclose(apply_rope(x, [0, 1, 2], scaling=sc), apply_rope(x), atol=0)
-    # an explicit seq_len wins
-    theta_big = hf_dynamic(8, 10000.0, 2.0, 16, 1000)
-    np.testing.assert_allclose(
-        apply_rope(x, pos, scaling=sc, seq_len=1000),
-        ref_rope_complex(x, pos, theta_big),
-        atol=angle_atol(pos, 3 * np.abs(x).max()),
-    )
-
-
 def test_rope_matrix_is_the_same_map_and_a_group():
     rng = np.random.default_rng(RNG_SEED + 7)
     d = 8
@@ -380,9 +220,6 @@ def test_decay_bound_bounds_the_score():
             lhs = abs(np.sum(h * np.exp(1j * r * theta)))
             rhs = np.abs(np.diff(hh)).max() * rope_decay_bound(d, distances=[r])[0] * (d // 2)
             assert lhs <= rhs * (1 + 1e-12)
-
-
-# --------------------------------------------------------------------------- errors
 
 
 @pytest.mark.parametrize(
@@ -455,16 +292,6 @@ def test_decay_bound_bounds_the_score():
 def test_frequency_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         rope_frequencies(**kwargs)
-
-
-def test_dynamic_errors():
-    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 8}
-    with pytest.raises(ValueError, match="seq_len"):
-        rope_frequencies(8, scaling=sc, seq_len=0)
-    with pytest.raises(ValueError, match="d_head >= 4"):
-        rope_frequencies(2, scaling=sc, seq_len=100)
-    with pytest.raises(ValueError, match="factor"):
-        rope_frequencies(8, scaling={**sc, "factor": 0}, seq_len=100)
 
 
 def test_apply_errors():

@@ -1,9 +1,12 @@
-"""``dynamic`` takes L0 from ``max_position_embeddings`` when ``original_max_position_embeddings`` is missing.
+"""posenc.rope_scaling: the ``rope_type`` variants of rope_frequencies and apply_rope.
 
-transformers 5 validates a ``dynamic`` ``rope_parameters`` dict with only ``factor``
-required and reads L0 from ``config.max_position_embeddings``. The expected frequencies are
-recomputed here from the NTK formula, independently of posenc.
+linear, dynamic (NTK), yarn, llama3 and longrope, against transformers' formulas written
+out again with ``math`` (the YaRN ramp and the Llama 3 bands from tests/conftest.py), hand
+cases, and a transformers-5 ``rope_parameters`` dict; every key of a scaling dict is
+checked and the messages name the key at fault.
 """
+
+from __future__ import annotations
 
 import math
 
@@ -11,7 +14,12 @@ import numpy as np
 import pytest
 from conftest import (
     EPS,
+    RNG_SEED,
+    angle_atol,
+    assert_rotation_close,
     llama3_frequencies,
+    loop_rotate,
+    ref_rope_complex,
     refuses,
     rounded_omegas,
     yarn_frequencies,
@@ -21,6 +29,10 @@ from hypothesis import strategies as st
 
 import posenc
 import posenc.exercises
+from posenc import (
+    apply_rope,
+    rope_frequencies,
+)
 
 NAN, INF = float("nan"), float("inf")
 
@@ -280,3 +292,222 @@ def test_high_below_low_is_still_refused():
     bad = {**SCOUT, "low_freq_factor": 2.0}
     with pytest.raises(ValueError, match="high_freq_factor > low_freq_factor"):
         posenc.rope_frequencies(64, 500000.0, bad)
+
+
+def hf_linear(d, base, factor):
+    return [w / factor for w in rounded_omegas(d, base)]
+
+
+def hf_dynamic(d, base, factor, orig, seq_len):
+    length = seq_len if seq_len > orig else orig
+    new_base = base * ((factor * length / orig) - (factor - 1)) ** (d / (d - 2))
+    return rounded_omegas(d, new_base)
+
+
+def test_linear_scaling_divides_by_factor():
+    got = rope_frequencies(16, 10000.0, {"rope_type": "linear", "factor": 4.0})
+    np.testing.assert_allclose(got, hf_linear(16, 10000.0, 4.0), rtol=1e-15)
+    legacy = rope_frequencies(16, 10000.0, {"type": "linear", "factor": 4.0})
+    assert np.array_equal(got, legacy)
+
+
+def test_dynamic_ntk_hand_case_and_reference():
+    # d = 4: exponent d/(d-2) = 2. factor 2, orig 100, seq_len 300:
+    # base' = 10000 * (2*300/100 - 1)**2 = 10000 * 25 = 250000; theta_1 = 250000**(-1/2) = 0.002.
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 100}
+    np.testing.assert_allclose(rope_frequencies(4, 10000.0, sc, seq_len=300), [1.0, 0.002], rtol=1e-14)
+    for seq_len in (1, 50, 100, 101, 1000, 12345):
+        got = rope_frequencies(32, 10000.0, sc, seq_len=seq_len)
+        np.testing.assert_allclose(got, hf_dynamic(32, 10000.0, 2.0, 100, seq_len), rtol=1e-13)
+    # seq_len at or below the original length: the unscaled frequencies
+    assert np.array_equal(rope_frequencies(32, 10000.0, sc, seq_len=100), rope_frequencies(32))
+
+
+def test_yarn_hand_ramp():
+    # d = 16, base 1e4, orig 2048: correction(32) = 2.016.. -> 2, correction(1) = 5.026.. -> 6,
+    # ramp over pairs i = 0..7: (i - 2) / 4 clipped = 0, 0, 0, 1/4, 1/2, 3/4, 1, 1.
+    d, base, factor = 16, 10000.0, 4.0
+    sc = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048}
+    got, att = rope_frequencies(d, base, sc, return_attention_factor=True)
+    w = np.array(rounded_omegas(d, base))
+    ramp = np.array([0, 0, 0, 0.25, 0.5, 0.75, 1, 1])
+    np.testing.assert_allclose(got, w * (1 - ramp) + w / factor * ramp, rtol=1e-15)
+    np.testing.assert_allclose(got, yarn_frequencies(d, base, factor, 2048), rtol=1e-15)
+    assert att == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-15)
+    # without the return flag, only the array
+    assert np.array_equal(rope_frequencies(d, base, sc), got)
+
+
+@pytest.mark.parametrize(
+    "d,base,factor,orig,bf,bs,trunc",
+    [
+        (128, 10000.0, 4.0, 4096, 32, 1, True),
+        (128, 10000.0, 4.0, 4096, 32, 1, False),
+        (64, 1e6, 16.0, 32768, 16, 2, True),
+        (8, 10000.0, 2.0, 16, 32, 1, True),  # correction range clipped at 0
+    ],
+)
+def test_yarn_matches_reference(d, base, factor, orig, bf, bs, trunc):
+    sc = {
+        "rope_type": "yarn",
+        "factor": factor,
+        "original_max_position_embeddings": orig,
+        "beta_fast": bf,
+        "beta_slow": bs,
+        "truncate": trunc,
+    }
+    np.testing.assert_allclose(
+        rope_frequencies(d, base, sc), yarn_frequencies(d, base, factor, orig, bf, bs, trunc), rtol=1e-14
+    )
+
+
+def test_yarn_attention_factor_variants():
+    base_sc = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096}
+    _, att = rope_frequencies(64, 10000.0, {**base_sc, "attention_factor": 1.5}, return_attention_factor=True)
+    assert att == 1.5
+    _, att = rope_frequencies(
+        64, 10000.0, {**base_sc, "mscale": 0.707, "mscale_all_dim": 1.0}, return_attention_factor=True
+    )
+    expected = (0.1 * 0.707 * math.log(8.0) + 1) / (0.1 * 1.0 * math.log(8.0) + 1)
+    assert att == pytest.approx(expected, rel=1e-15)
+    # equal mscale and mscale_all_dim cancel exactly (DeepSeek-style configs)
+    _, att = rope_frequencies(
+        64, 10000.0, {**base_sc, "mscale": 1.0, "mscale_all_dim": 1.0}, return_attention_factor=True
+    )
+    assert att == 1.0
+    _, att = rope_frequencies(64, 10000.0, {**base_sc, "factor": 0.5}, return_attention_factor=True)
+    assert att == 1.0  # factor <= 1: no temperature
+    for sc in (None, {"rope_type": "linear", "factor": 2.0}):
+        assert rope_frequencies(64, 10000.0, sc, return_attention_factor=True)[1] == 1.0
+
+
+def test_llama3_matches_reference_and_regions():
+    d, base, factor, lo, hi, orig = 128, 500000.0, 8.0, 1.0, 4.0, 8192
+    sc = {
+        "rope_type": "llama3",
+        "factor": factor,
+        "low_freq_factor": lo,
+        "high_freq_factor": hi,
+        "original_max_position_embeddings": orig,
+    }
+    got = rope_frequencies(d, base, sc)
+    np.testing.assert_allclose(got, llama3_frequencies(d, base, factor, lo, hi, orig), rtol=1e-15)
+    w = np.array(rounded_omegas(d, base))
+    wavelen = 2 * math.pi / w
+    short, long_ = wavelen < orig / hi, wavelen > orig / lo
+    assert short.sum() > 0 and long_.sum() > 0 and (~short & ~long_).sum() > 0
+    assert np.array_equal(got[short], w[short])  # high frequencies untouched
+    np.testing.assert_allclose(got[long_], w[long_] / factor, rtol=1e-15)
+    mid = ~short & ~long_
+    assert np.all((got[mid] < w[mid]) & (got[mid] > w[mid] / factor))
+
+
+def test_dynamic_apply_default_seq_len_is_max_position_plus_one():
+    rng = np.random.default_rng(RNG_SEED + 6)
+    x = rng.standard_normal((3, 8))
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}
+    pos = np.array([100, 200, 299])
+    theta = hf_dynamic(8, 10000.0, 2.0, 16, 300)
+    np.testing.assert_allclose(
+        apply_rope(x, pos, scaling=sc),
+        ref_rope_complex(x, pos, theta),
+        atol=angle_atol(pos, 3 * np.abs(x).max()),
+    )
+    # within the original length: plain RoPE
+    np.testing.assert_allclose(apply_rope(x, [0, 1, 2], scaling=sc), apply_rope(x), atol=0)
+    # an explicit seq_len wins
+    theta_big = hf_dynamic(8, 10000.0, 2.0, 16, 1000)
+    np.testing.assert_allclose(
+        apply_rope(x, pos, scaling=sc, seq_len=1000),
+        ref_rope_complex(x, pos, theta_big),
+        atol=angle_atol(pos, 3 * np.abs(x).max()),
+    )
+
+
+def test_dynamic_errors():
+    sc = {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 8}
+    with pytest.raises(ValueError, match="seq_len"):
+        rope_frequencies(8, scaling=sc, seq_len=0)
+    with pytest.raises(ValueError, match="d_head >= 4"):
+        rope_frequencies(2, scaling=sc, seq_len=100)
+    with pytest.raises(ValueError, match="factor"):
+        rope_frequencies(8, scaling={**sc, "factor": 0}, seq_len=100)
+
+
+LONG = {
+    "rope_type": "longrope",
+    "short_factor": [1.0, 2.0],
+    "long_factor": [4.0, 8.0],
+    "original_max_position_embeddings": 16,
+    "max_position_embeddings": 64,
+}
+
+
+def test_longrope_hand_case():
+    # d = 4, base 100: theta = (1, 0.1). s = 64 / 16 = 4 (no factor key), L0 = 16:
+    # attention factor sqrt(1 + ln 4 / ln 16) = sqrt(1 + 1/2) = sqrt(1.5).
+    att = math.sqrt(1.5)
+    for seq_len, expected in [(None, [1.0, 0.05]), (16, [1.0, 0.05]), (17, [0.25, 0.0125])]:
+        inv, a = rope_frequencies(4, 100.0, LONG, seq_len=seq_len, return_attention_factor=True)
+        np.testing.assert_allclose(inv, expected, rtol=2 * EPS)
+        assert a == pytest.approx(att, rel=2 * EPS)
+    # an explicit factor wins over max_position_embeddings (as transformers' `if factor is None`)
+    _, a = rope_frequencies(4, 100.0, {**LONG, "factor": 16.0}, return_attention_factor=True)
+    assert a == pytest.approx(math.sqrt(2.0), rel=2 * EPS)  # 1 + ln 16 / ln 16
+    # s <= 1: attention factor 1; an explicit attention_factor is used as it is
+    _, a = rope_frequencies(4, 100.0, {**LONG, "max_position_embeddings": 16}, return_attention_factor=True)
+    assert a == 1.0
+    _, a = rope_frequencies(4, 100.0, {**LONG, "attention_factor": 0.75}, return_attention_factor=True)
+    assert a == 0.75
+
+
+@given(d=st.sampled_from([2, 8, 32]), seed=st.integers(0, 2**32 - 1), seq_len=st.integers(1, 10**6))
+def test_longrope_matches_the_transformers_formula(d, seed, seq_len):
+    rng = np.random.default_rng(seed)
+    short, long = rng.uniform(0.5, 3.0, d // 2).tolist(), rng.uniform(1.0, 40.0, d // 2).tolist()
+    orig, factor = 4096, float(rng.uniform(0.5, 64.0))
+    sc = {"rope_type": "longrope", "short_factor": short, "long_factor": long}
+    sc |= {"original_max_position_embeddings": orig, "factor": factor}
+    inv, att = rope_frequencies(d, 10000.0, sc, seq_len=seq_len, return_attention_factor=True)
+    ext = long if seq_len > orig else short
+    expected = [w / e for w, e in zip(rounded_omegas(d), ext, strict=True)]
+    np.testing.assert_allclose(inv, expected, rtol=2 * EPS)
+    expected_att = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(orig))
+    assert att == pytest.approx(expected_att, rel=4 * EPS)
+
+
+@pytest.mark.parametrize("top", [15, 16])  # max position 15: short factors; 16 -> seq_len 17: long
+def test_apply_rope_longrope_picks_factors_from_the_positions_and_scales(top):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 4))
+    pos = np.array([[0, 5, top], [1, 2, 3]])[:, :]  # per-sequence ids, max over both rows
+    ext = [4.0, 8.0] if top == 16 else [1.0, 2.0]
+    theta = [w / e for w, e in zip(rounded_omegas(4, 100.0), ext, strict=True)]
+    got = apply_rope(x, pos, base=100.0, layout="half", scaling=LONG)
+    ref = loop_rotate(
+        x, lambda n, tok, j: float(np.float64(pos[n + (tok,)]) * theta[j]), "half", scale=math.sqrt(1.5)
+    )
+    assert_rotation_close(got, ref, x, scale=1.5)
+
+
+def test_transformers5_rope_parameters_dicts_as_they_stand():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 8))
+    phi3 = {
+        "rope_type": "longrope",
+        "rope_theta": 10000.0,
+        "partial_rotary_factor": 0.5,
+        "short_factor": [1.0, 1.5],
+        "long_factor": [2.0, 3.0],
+        "original_max_position_embeddings": 4096,
+        "factor": 32.0,
+    }
+    got = apply_rope(x, [0, 7, 9], layout="half", scaling=phi3, rotary_dim=4)
+    theta = [w / e for w, e in zip(rounded_omegas(4), [1.0, 1.5], strict=True)]
+    att = math.sqrt(1 + math.log(32.0) / math.log(4096))
+    ref = loop_rotate(x, lambda n, tok, j: [0, 7, 9][tok] * theta[j], "half", rot=4, scale=att)
+    assert_rotation_close(got, ref, x, scale=att)
+    plain = {"rope_type": "default", "rope_theta": 500000.0}
+    got = apply_rope(x, [0, 7, 9], base=500000.0, scaling=plain)
+    ref = loop_rotate(x, lambda n, tok, j: [0, 7, 9][tok] * rounded_omegas(8, 500000.0)[j], "interleaved")
+    assert_rotation_close(got, ref, x)
