@@ -2,7 +2,7 @@ r"""The checker of chapter 3's exercise: the sinusoidal table.
 
 :func:`check_sinusoidal_encoding` checks ``fn(positions, d_model, base=10000.0)`` against
 :func:`~posenc.sinusoidal.sinusoidal_encoding` (the interleaved float64 table) and names
-the known mistakes: concatenated (split) layout, division instead of multiplication, sin
+the known mistakes: concatenated (half) layout, division instead of multiplication, sin
 and cos swapped, missing factor 2 in ``2i/d``, column index instead of pair index (and
 combinations of these), the ``base`` argument ignored, float32 angles at large positions.
 """
@@ -21,9 +21,9 @@ from ._runner import Case, Variant, register_mistakes, run_checker
 _SIN = register_mistakes(
     "check_sinusoidal_encoding",
     split=(
-        "concatenated (split) instead of interleaved",
+        "concatenated (half layout) instead of interleaved",
         "Vaswani et al. interleave the pairs: column 2i holds sin(p*w_i) and column 2i+1 holds "
-        "cos(p*w_i). Putting all sines first and all cosines after them is the 'split' layout.",
+        "cos(p*w_i). Putting all sines first and all cosines after them is the 'half' layout.",
     ),
     division=(
         "division instead of multiplication",
@@ -152,7 +152,7 @@ def check_sinusoidal_encoding(fn: Callable) -> str:
     Inputs: widths 2 to 512, bases 2**16, 10, 500, 1e6, negative and non-integer
     positions, and positions above :math:`2^{24}`. Tolerance ``1e-9 + 1e-14·max|p|``.
 
-    Recognised mistakes (and any combination of the first five): concatenated (split)
+    Recognised mistakes (and any combination of the first five): concatenated (half layout)
     layout, division instead of multiplication, sin/cos swapped, missing factor 2 in
     ``2i/d``, column index ``j/d`` instead of pair index, the ``base`` argument ignored,
     float32 angles at large positions (with a float64 result; a float32 result is refused

@@ -3,7 +3,7 @@ r"""The checker of chapter 4's exercise: the shift matrix :math:`M_k`.
 :func:`check_relative_position_matrix` checks ``fn(d_model, offset, base=10000.0)``
 against :func:`~posenc.sinusoidal.relative_position_matrix` (:math:`PE_{p+k} = M_k PE_p`
 in the interleaved layout) and names the known mistakes: :math:`M_{-k}` (transposed), the
-matrix of the split layout, division instead of multiplication, missing factor 2 in
+matrix of the half layout, division instead of multiplication, missing factor 2 in
 ``2i/d``, the ``base`` argument ignored, a matrix that does not depend on the offset.
 """
 
@@ -26,9 +26,9 @@ _REL = register_mistakes(
         "transpose is the map for row vectors (PE[p] @ M).",
     ),
     split=(
-        "matrix for the split layout",
+        "matrix for the half layout",
         "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
-        "2x2 blocks sit on the diagonal; the split layout pairs columns i and i + d/2.",
+        "2x2 blocks sit on the diagonal; the half layout pairs columns i and i + d/2.",
     ),
     **frequency_mistakes("k", "w_i"),
     no_offset=(
@@ -71,7 +71,7 @@ def check_relative_position_matrix(fn: Callable) -> str:
     negative, fractional and large offsets, several bases.
 
     Recognised mistakes: :math:`M_{-k} = M_k^\top` (sine sign flipped, or the matrix for
-    row vectors), the matrix of the split layout, division instead of multiplication,
+    row vectors), the matrix of the half layout, division instead of multiplication,
     missing factor 2 in ``2i/d``, the ``base`` argument ignored, the identity / a matrix
     that does not depend on the offset.
     """

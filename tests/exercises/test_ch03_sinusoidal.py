@@ -65,11 +65,11 @@ def test_sinusoidal_correct_with_plain_power():
 @pytest.mark.parametrize(
     "options, words",
     [
-        ({"layout": "split", "swap": True}, ["concatenated (split)", "sin and cos swapped"]),
+        ({"layout": "split", "swap": True}, ["concatenated (half layout)", "sin and cos swapped"]),
         ({"op": "div", "expo": "no2"}, ["division instead of multiplication", "missing factor 2"]),
         (
             {"layout": "split", "op": "div", "swap": True, "expo": "column"},
-            ["concatenated (split)", "division", "sin and cos swapped", "column index"],
+            ["concatenated (half layout)", "division", "sin and cos swapped", "column index"],
         ),
     ],
 )
