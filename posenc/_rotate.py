@@ -164,8 +164,10 @@ def rotate_pairs(
     o3 = out.reshape(-1, length, d)
     lead = x3.shape[0]
     direct = layout == "interleaved" and x3.dtype == o3.dtype == np.float64 and x3.strides[-1] == 8
-    rows = max(1, min(length, TILE_PAIRS // half))
-    heads = max(1, min(lead, TILE_PAIRS // (rows * half)))
+    stage = layout == "half" and x3.dtype == np.float64
+    tile_pairs = TILE_PAIRS // 2 if stage else TILE_PAIRS  # the staged copy shares the cache
+    rows = max(1, min(length, tile_pairs // half))
+    heads = max(1, min(lead, tile_pairs // (rows * half)))
     tile_phase = _phase_tiles(phase, arr.shape[:-2], length, half, heads)
     tiles = [
         (n0, min(lead, n0 + heads), l0, min(length, l0 + rows))
@@ -175,9 +177,10 @@ def rotate_pairs(
 
     def rotate_some(some: list[tuple[int, int, int, int]]) -> bool:
         buf = None if direct else np.empty((heads, rows, half), dtype=np.complex128)
+        staged = np.empty((heads, rows, d)) if stage else None
         # an overflow to the output dtype, or inf * 0, is reported by the result, not a warning
         with np.errstate(over="ignore", invalid="ignore"):
-            return all([_rotate_tile(x3, o3, buf, tile_phase, layout, tile) for tile in some])
+            return all([_rotate_tile(x3, o3, buf, staged, tile_phase, layout, tile) for tile in some])
 
     return out, all(in_threads(rotate_some, tiles, out.size // 2))
 
@@ -211,7 +214,7 @@ def _phase_tiles(phase: np.ndarray, lead_shape: tuple[int, ...], length: int, ha
     return gather
 
 
-def _rotate_tile(x3, o3, buf, tile_phase, layout: str, tile: tuple[int, int, int, int]) -> bool:
+def _rotate_tile(x3, o3, buf, staged, tile_phase, layout: str, tile: tuple[int, int, int, int]) -> bool:
     """Rotate one tile (leading rows n0:n1, rows l0:l1) of ``x3`` into ``o3``; whether it is finite.
 
     ``buf`` is the caller's complex scratch, None for the direct float64 interleaved path.
@@ -231,6 +234,9 @@ def _rotate_tile(x3, o3, buf, tile_phase, layout: str, tile: tuple[int, int, int
         elif layout == "interleaved":
             z.real, z.imag = src[..., 0::2], src[..., 1::2]
         else:
+            if staged is not None:  # a plain copy streams at full speed; the gather then reads cache
+                staged[: n1 - n0, : l1 - l0] = src
+                src = staged[: n1 - n0, : l1 - l0]
             z.real, z.imag = src[..., :half], src[..., half:]
         multiply_phase(z, ph, z)
         if layout == "interleaved" and dst.dtype == np.float32:
@@ -238,7 +244,9 @@ def _rotate_tile(x3, o3, buf, tile_phase, layout: str, tile: tuple[int, int, int
         elif layout == "interleaved":
             dst[..., 0::2], dst[..., 1::2] = z.real, z.imag
         else:
-            dst[..., :half], dst[..., half:] = z.real, z.imag
+            # one copy, whose inner loop runs along a half row (measured faster than two)
+            halves = dst.reshape(dst.shape[:-1] + (2, half))
+            halves[...] = z.view(np.float64).reshape(z.shape + (2,)).swapaxes(-1, -2)
     return _tile_finite(dst)
 
 

@@ -99,13 +99,6 @@ def sincos_rows(
     u = np.empty(s.shape, dtype=np.complex128)
     u.real, u.imag = s, c
     v = offsets(d_model, base)
-    if np.all(np.diff(pos) == 1):  # consecutive: one product per block, offsets sliced
-        r = 0
-        while r < pos.size:
-            m = min(pos.size - r, BLOCK - int(j[r]))
-            multiply_phase(u[block_of[r], None], v[j[r] : j[r] + m], out[r : r + m])
-            r += m
-        return out
     # Both operands gathered to the shape of the result, apart from it (numpy rounds a
     # product computed in place differently for some lengths); mode "raise" would buffer.
     u = np.take(u, block_of, axis=0, out=scratch[0, : pos.size], mode="clip")
@@ -113,8 +106,10 @@ def sincos_rows(
     return multiply_phase(u, v, out)
 
 
-def _below_tiny(vals: np.ndarray, axis: int | None = None):
+def _below_tiny(vals: np.ndarray, axis: int | None = None, inclusive: bool = False):
     """Whether the float array ``vals`` has an entry below ``TINY`` in magnitude (along ``axis``).
+
+    ``inclusive``: at most ``TINY`` instead.
 
     Two reductions that only read (no scratch array): the bits of a float of magnitude
     ``m``, read as an unsigned integer, are ``bits(m)`` when it is positive and
@@ -123,8 +118,20 @@ def _below_tiny(vals: np.ndarray, axis: int | None = None):
     be empty.
     """
     unsigned, signed, limit = _TINY_BITS[vals.dtype.itemsize]
+    limit += int(inclusive)
     negative_limit = limit - 2 ** (8 * vals.dtype.itemsize - 1)
     return (vals.view(unsigned).min(axis=axis) < limit) | (vals.view(signed).min(axis=axis) < negative_limit)
+
+
+def _has_tiny(vals: np.ndarray, pos: np.ndarray, inclusive: bool) -> bool:
+    """:func:`_below_tiny` over the rows of ``vals`` (table rows of the positions ``pos``).
+
+    The row of position 0 is exact as computed, (sin 0, cos 0) = (0, 1) in every column,
+    so its zeros are left out.
+    """
+    zero = np.flatnonzero(pos == 0)
+    parts = [vals[: zero[0]], vals[zero[0] + 1 :]] if zero.size == 1 else [vals]
+    return any(part.size and bool(_below_tiny(part, inclusive=inclusive)) for part in parts)
 
 
 def fix_tiny(rows: np.ndarray, pos: np.ndarray, d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
@@ -137,11 +144,8 @@ def fix_tiny(rows: np.ndarray, pos: np.ndarray, d_model: int, base: float) -> tu
     first, then the entries in them).
     """
     vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
-    # The common case: none, seen in one pass. The row of position 0 is exact as computed,
-    # (sin 0, cos 0) = (0, 1) in every column, so its zeros are left out of this pass.
-    zero = np.flatnonzero(pos == 0)
-    parts = [vals[: zero[0]], vals[zero[0] + 1 :]] if zero.size == 1 else [vals]
-    if not any(part.size and _below_tiny(part) for part in parts):
+    # The common case: none, seen in one pass.
+    if not _has_tiny(vals, pos, inclusive=False):
         return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
     sel = np.flatnonzero(_below_tiny(vals, axis=1))
     r_in, col = np.divmod(np.flatnonzero(np.abs(vals[sel]) < TINY), vals.shape[1])
@@ -159,12 +163,16 @@ def fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: st
     Row ranges of at most ``CHUNK_PAIRS`` pairs, each computed in a complex128 scratch
     (or straight into a C-contiguous float64 interleaved ``out``, viewed as complex128),
     fixed (:func:`fix_tiny`) and stored in ``layout`` (``"interleaved"`` or ``"half"``, as
-    :func:`~posenc.layouts.check_layout` returns it).
+    :func:`~posenc.layouts.check_layout` returns it). A run of consecutive integers (the
+    usual ``0..L-1``) takes :func:`_fill_run` instead: the same products, so the same bits.
     """
     half = d_model // 2
+    direct = layout == "interleaved" and out.dtype == np.float64 and out.flags.c_contiguous
+    if _is_run(pos):
+        _fill_run(out, pos, d_model, base, layout, direct)
+        return
     step = max(1, CHUNK_PAIRS // half)
     chunks = [(a, min(pos.size, a + step)) for a in range(0, pos.size, step)]
-    direct = layout == "interleaved" and out.dtype == np.float64 and out.flags.c_contiguous
     target = out.view(np.complex128) if direct else None
 
     def fill_some(some: list[tuple[int, int]]) -> None:
@@ -172,12 +180,89 @@ def fill(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: st
         for a, b in some:
             rows = target[a:b] if direct else scratch[2, : b - a]
             sincos_rows(pos[a:b], d_model, base, rows, scratch[:2])
-            fix_tiny(rows, pos[a:b], d_model, base)
-            if direct:
-                continue
-            if layout == "interleaved":
-                out[a:b] = rows.view(np.float64)
-            else:
-                out[a:b, :half], out[a:b, half:] = rows.real, rows.imag
+            _fix_and_store(out, a, rows, pos[a:b], d_model, base, layout)
 
     in_threads(fill_some, chunks, pos.size * half)
+
+
+def _is_run(pos: np.ndarray) -> bool:
+    """Whether ``pos`` is ``p, p + 1, ..`` with integers of magnitude below 2**53."""
+    first, last = float(pos[0]), float(pos[-1])
+    return (
+        first == np.floor(first)
+        and max(abs(first), abs(last)) < 2.0**53
+        and last - first == pos.size - 1
+        and bool(np.all(np.diff(pos) == 1.0))
+    )
+
+
+def _fill_run(out: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: str, direct: bool) -> None:
+    """:func:`fill` for consecutive integer positions: the products of :func:`sincos_rows`.
+
+    The start phases ``u_k`` of every block the run touches are evaluated in one call, and
+    each range of rows within a block is one product of ``u_k`` (copied to the shape of the
+    range: numpy multiplies two arrays of one shape faster than it broadcasts a row) with
+    a slice of :func:`offsets`; no gather. Same operands as :func:`sincos_rows`, same bits.
+    """
+    half = d_model // 2
+    w_hi, w_lo = frequency_pairs(d_model, base)
+    first = int(pos[0])
+    k_first = first // BLOCK
+    n_blocks = (first + pos.size - 1) // BLOCK - k_first + 1
+    starts = (k_first + np.arange(n_blocks, dtype=np.float64)) * BLOCK
+    s, c = exact_sincos(starts[:, None], w_hi[None, :], w_lo[None, :])
+    u = np.empty(s.shape, dtype=np.complex128)
+    u.real, u.imag = s, c
+    v = offsets(d_model, base)
+    step = max(1, min(BLOCK, CHUNK_PAIRS // half))
+    ranges = []  # (a, b, k, j0): rows a..b-1 are block k, offsets j0..
+    a = 0
+    while a < pos.size:
+        k, j0 = divmod(first + a, BLOCK)
+        b = min(pos.size, a + step, a + BLOCK - j0)
+        ranges.append((a, b, k - k_first, j0))
+        a = b
+    target = out.view(np.complex128) if direct else None
+
+    def fill_some(some: list[tuple[int, int, int, int]]) -> None:
+        scratch = np.empty((2, min(step, pos.size), half), dtype=np.complex128)
+        u_rows, u_k = scratch[0], -1
+        for a, b, k, j0 in some:
+            m = b - a
+            if k != u_k:
+                u_rows[...], u_k = u[k], k
+            rows = target[a:b] if direct else scratch[1, :m]
+            multiply_phase(u_rows[:m], v[j0 : j0 + m], rows)
+            _fix_and_store(out, a, rows, pos[a:b], d_model, base, layout)
+
+    in_threads(fill_some, ranges, pos.size * half)
+
+
+def _fix_and_store(
+    out: np.ndarray, a: int, rows: np.ndarray, pos: np.ndarray, d_model: int, base: float, layout: str
+) -> None:
+    """:func:`fix_tiny` on the complex128 products ``rows``, then store them at row ``a`` of ``out``.
+
+    ``rows`` may already be ``out``'s own memory (a float64 interleaved table). A float32 or
+    float16 table is stored first and scanned as stored (fewer bytes): rounding is monotonic
+    and ``TINY`` is representable, so an entry below ``TINY`` before rounding is at most
+    ``TINY`` after; only then are the products fixed and stored again.
+    """
+    if out.dtype == np.float64:
+        fix_tiny(rows, pos, d_model, base)
+    if np.may_share_memory(rows, out):
+        return
+    dst = out[a : a + rows.shape[0]]
+    _store(dst, rows, layout)
+    if out.dtype != np.float64 and _has_tiny(dst, pos, inclusive=True):
+        fix_tiny(rows, pos, d_model, base)
+        _store(dst, rows, layout)
+
+
+def _store(dst: np.ndarray, rows: np.ndarray, layout: str) -> None:
+    """``dst[...] = rows`` (complex ``sin + 1j * cos``) as real columns in ``layout``."""
+    if layout == "interleaved":
+        dst[...] = rows.view(np.float64)
+    else:
+        half = rows.shape[1]
+        dst[:, :half], dst[:, half:] = rows.real, rows.imag
