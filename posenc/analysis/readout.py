@@ -159,7 +159,9 @@ def fit_position_readout(
                 f"training diverged at step {step} (a loss or parameter beyond the float64 range): "
                 f"lower lr (got {lr}) or content_std (got {content_std})"
             )
-        pe._last_shape = X.shape  # as pe.forward(X) would (Y above is its output)
+        # The model's forward pass, through its public API: it returns Y again (finite here, as
+        # the loss is) and records X's shape for pe.backward.
+        pe.forward(X)
         if train_embedding:
             pe.backward(r[:, :, None] * w[None, None, :] / n)
             pe.embedding -= lr * pe.grad_embedding
