@@ -24,13 +24,14 @@ thread, started for the call and joined before it returns.
 
 from __future__ import annotations
 
-import numbers
 import os
 import threading
 from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
+
+from ._validation import check_int
 
 TILE_PAIRS = 1 << 18  # a 4 MiB complex128 scratch: in L3 cache, few numpy calls per array
 THREAD_MIN_PAIRS = 1 << 18  # smaller calls run in the calling thread whatever the setting
@@ -41,11 +42,7 @@ R = TypeVar("R")
 
 
 def _check_threads(n: object, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
-    if not 1 <= int(n) <= MAX_THREADS:
-        raise ValueError(f"{name} must be between 1 and {MAX_THREADS}, got {int(n)}")
-    return int(n)
+    return check_int(n, name, 1, MAX_THREADS)
 
 
 def _threads_from_environment() -> int:

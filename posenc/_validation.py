@@ -35,6 +35,11 @@ MAX_ELEMENTS = 2**28
 MAX_ELEMENTS_TEXT = "2**28 = 268435456 entries (2 GiB in float64)"
 
 
+def is_int(value: object) -> bool:
+    """Whether ``value`` is an integer scalar (any ``numbers.Integral``) other than a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def _too_large(name: str, value: int, maximum: int, maximum_text: str | None) -> ValueError:
     limit = maximum_text if maximum_text is not None else str(maximum)
     return ValueError(f"{name} must be at most {limit}, got {value}")
@@ -48,9 +53,7 @@ def check_positive_int(
     With ``maximum``, values above it raise ``ValueError`` naming ``name`` and the limit
     (``maximum_text`` is how the limit is written in the message, e.g. ``"2**16"``).
     """
-    if type(value) is not int and (
-        isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
-    ):
+    if type(value) is not int and not is_int(value):
         raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value}")
@@ -85,7 +88,7 @@ def check_int(
     maximum_text: str | None = None,
 ) -> int:
     """Return ``value`` as an ``int`` if it is an integer (bools refused) in ``[minimum, maximum]``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
     value = int(value)
     if minimum is not None and value < minimum:
@@ -293,11 +296,7 @@ def check_nonnegative_real(value: object, name: str) -> float:
 
 def check_position(value: object, name: str) -> float:
     """Return a scalar position, distance or offset as a float: finite, ``|value| <= 2**53``."""
-    if (
-        isinstance(value, numbers.Integral)
-        and not isinstance(value, (bool, np.bool_))
-        and abs(value) > MAX_POSITION
-    ):
+    if is_int(value) and abs(value) > MAX_POSITION:
         # compared exactly: float(2**53 + 1) would round down to the limit
         raise ValueError(f"{name} must have magnitude at most {MAX_POSITION_TEXT}, got {value}")
     value = check_finite_real(value, name)
@@ -329,7 +328,7 @@ def check_float_dtype(dtype: object) -> np.dtype:
 
 def check_seed(value: object, name: str = "seed") -> int:
     """A random seed: a non-negative integer (bools, floats, strings refused), as ``int``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise TypeError(
             f"{name} must be a non-negative integer, got {value!r} of type {type(value).__name__}"
         )

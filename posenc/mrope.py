@@ -17,7 +17,6 @@ Text tokens have equal ids on the three axes, so for text M-RoPE is 1-D RoPE.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,6 +29,7 @@ from ._validation import (
     check_positive_int,
     check_size,
     check_width,
+    is_int,
 )
 from .layouts import check_layout
 from .rope_nd import apply_rope_nd
@@ -100,7 +100,7 @@ def apply_mrope(
 
 def _segment(item: object, index: int) -> int | tuple[int, int, int]:
     name = f"segments[{index}]"
-    if isinstance(item, numbers.Integral) and not isinstance(item, (bool, np.bool_)):
+    if is_int(item):
         return check_int(item, name, minimum=0)
     if isinstance(item, (tuple, list)):
         if len(item) != 3:

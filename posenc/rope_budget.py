@@ -23,12 +23,18 @@ and p-RoPE (Barbero et al., ICLR 2025) keeps only the fastest pairs
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from ._arrays import as_positions
-from ._validation import check_base, check_finite_real, check_positive_int, check_positive_real, check_width
+from ._validation import (
+    check_base,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+    check_width,
+    is_int,
+)
 from .sinusoidal import frequencies
 
 __all__ = ["critical_dimension", "long_term_similarity", "min_base_for_context", "p_rope_frequencies"]
@@ -92,7 +98,7 @@ def min_base_for_context(
     With :math:`d = 2` the one frequency is 1 whatever the base, :math:`B(m) = \cos m`,
     and no base serves :math:`L \ge 3`: refused with ``ValueError``.
     """
-    scalar = isinstance(context_length, numbers.Integral) and not isinstance(context_length, (bool, np.bool_))
+    scalar = is_int(context_length)
     if scalar:
         items = [context_length]
     else:

@@ -24,7 +24,6 @@ top of) their direction:
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from ._validation import (
     check_positive_real,
     check_size,
     check_width,
+    is_int,
 )
 
 __all__ = ["attention_temperature", "xpos_scale"]
@@ -149,7 +149,7 @@ def xpos_scale(positions: object, d_head: int, *, gamma: float = 0.4, scale_base
     ``TypeError``/``ValueError`` naming the argument.
     """
     d = check_width(d_head, "d_head")
-    if isinstance(positions, numbers.Integral) and not isinstance(positions, (bool, np.bool_)):
+    if is_int(positions):
         # an int L: every check below runs before arange(L) is formed
         length = check_positive_int(positions, "positions", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)
         check_size((length, d // 2), "the scale (positions, d_head/2)")

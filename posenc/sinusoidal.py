@@ -18,7 +18,6 @@ block-diagonal matrix :math:`M_k` that does not depend on :math:`p`
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -35,6 +34,7 @@ from ._validation import (
     check_positive_int,
     check_size,
     check_width,
+    is_int,
 )
 from .layouts import check_layout, layout_permutation
 
@@ -168,7 +168,7 @@ def iter_sinusoidal_blocks(
     at most 2**28 entries. The arguments are checked when this function is called, before
     the first block is computed.
     """
-    if isinstance(positions, (bool, np.bool_)) or not isinstance(positions, numbers.Integral):
+    if not is_int(positions):
         pos = as_positions(positions)
     else:  # an int L: each block's positions are formed when it is, never arange(L) at once
         pos = check_positive_int(positions, "positions", MAX_ELEMENTS, MAX_ELEMENTS_TEXT)

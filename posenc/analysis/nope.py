@@ -23,12 +23,18 @@ positional encoding.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from .._arrays import as_real_array
-from .._validation import check_bool, check_nonnegative_real, check_positive_int, check_seed, check_size
+from .._validation import (
+    check_bool,
+    check_nonnegative_real,
+    check_positive_int,
+    check_seed,
+    check_size,
+    is_int,
+)
 from ..attention import attention
 from ..rope import apply_rope
 from .readout import PositionReadout
@@ -112,7 +118,7 @@ def _layer_indices(rope_layers: object, n_layers: int) -> frozenset[int]:
         raise TypeError(f"rope_layers must be an iterable of layer indices, got {type(rope_layers).__name__}")
     out = []
     for value in rope_layers:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if not is_int(value):
             raise TypeError(f"rope_layers must hold integer layer indices, got {value!r}")
         if not 0 <= int(value) < n_layers:
             raise ValueError(f"rope_layers entries must be in [0, n_layers={n_layers}), got {int(value)}")
