@@ -109,7 +109,8 @@ def as_positions(
         raise TypeError(f"{name} must be an int length or an array of positions, got a 0-D array")
     if per_position:
         check_size((arr.size, per_position), what)
-    _real_dtype_or_raise(arr, name, "hold real numbers")
+    if any_shape:  # the 1-D path checked the dtype above
+        _real_dtype_or_raise(arr, name, "hold real numbers")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
     if is_integer_dtype(arr.dtype):
@@ -187,7 +188,7 @@ def as_integer_array(
             f"{name} must hold {what}, got dtype object (integers beyond the int64/uint64 range, "
             "or values of mixed types)"
         )
-    if arr.dtype == np.bool_ or not is_integer_dtype(arr.dtype):
+    if not is_integer_dtype(arr.dtype):  # bools included
         raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
     if nonempty and arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._arrays import as_real_array, is_integer_dtype, is_real_dtype
+from ._arrays import as_array, as_real_array, is_integer_dtype, is_real_dtype
 from ._validation import (
     check_bool,
     check_callable,
@@ -172,15 +172,12 @@ def permutation_matrix(perm: object) -> np.ndarray:
     most 2**28 entries. Then :math:`(PX)_i = X_{\pi(i)}`, i.e. ``P @ X`` equals
     ``X[perm]``, and :math:`P^\top P = P P^\top = I`.
     """
-    try:
-        arr = np.asarray(perm)
-    except (ValueError, TypeError):
-        raise TypeError("perm must be a 1-D sequence of integers with a regular shape") from None
+    arr = as_array(perm, "perm")
     if arr.size == 0:  # [] has dtype float64: say what is wrong, not the dtype
         raise ValueError(f"perm must be a non-empty 1-D sequence, got shape {arr.shape}")
-    if arr.dtype == object or arr.dtype == bool or not is_integer_dtype(arr.dtype):
+    if not is_integer_dtype(arr.dtype):  # bools, floats, objects, strings
         raise TypeError(f"perm must be a 1-D sequence of integers, got dtype {arr.dtype}")
-    if arr.ndim != 1 or arr.size == 0:
+    if arr.ndim != 1:
         raise ValueError(f"perm must be a non-empty 1-D sequence, got shape {arr.shape}")
     n = arr.size
     check_size((n, n), "the permutation matrix (len(perm), len(perm))")
