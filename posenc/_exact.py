@@ -1,5 +1,9 @@
 r"""Error-free float64 arithmetic and the frequencies carried beyond float64.
 
+Internal to the package: used by ``_table`` (the sinusoidal table kernel), ``sinusoidal``
+(the correctly rounded frequencies and wavelengths) and ``analysis/decay`` (the exact
+dot-product sums); not part of the public API.
+
 The sinusoidal tables and the dot-product sums need angles :math:`p\,\omega_i` that are
 never rounded. Here :math:`\omega_i = \mathrm{base}^{-2i/d}` is carried as an unevaluated
 sum ``hi + lo`` of two float64 numbers (about 106 bits), products are split exactly

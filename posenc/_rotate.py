@@ -1,5 +1,10 @@
 r"""Rotation of coordinate pairs by unit phases, and the thread knob of the kernels.
 
+Internal to the package: used by ``_rope_inputs`` (the checked rotation of ``rope``,
+``rope_nd`` and ``mrope``), ``rope``, ``rope_nd`` and ``analysis/_probe_tables`` (for
+``unit_phases``) and ``_table`` (``multiply_phase`` and the threads); ``posenc`` exports
+its :func:`set_num_threads` and :func:`get_num_threads`.
+
 A pair :math:`(a, b)` is read as the complex number :math:`z = a + \mathrm{i}b` and rotated
 by a phase :math:`w = c + \mathrm{i}s` (for RoPE :math:`w = s\,e^{\mathrm{i}m\theta}`, ``s``
 the attention factor) with one complex128 product, numpy's ``multiply``:
@@ -15,8 +20,9 @@ once to the output dtype.
 
 The work is memory-bound and done in tiles of at most ``TILE_PAIRS`` pairs: the pairs of a
 tile are gathered into a complex128 scratch that stays in cache, multiplied in place and
-scattered into the output (a C-contiguous float64 interleaved array is multiplied as its
-complex128 view, without a scratch). No thread is started unless the caller asks with
+scattered into the output (a float64 interleaved array whose last axis has stride 8 bytes,
+so that each pair is adjacent in memory, whatever its other strides, is multiplied as its
+complex128 view into the float64 output, without a scratch). No thread is started unless the caller asks with
 :func:`set_num_threads` (or ``POSENC_NUM_THREADS``, read once at import): then a call of at
 least ``THREAD_MIN_PAIRS`` pairs splits its tiles into that many contiguous runs, one per
 thread, started for the call and joined before it returns.

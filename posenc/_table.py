@@ -47,7 +47,9 @@ _TINY_BITS = {
 
 # Kept for the last few widths, as it pays: on one CPU, calls in turn (medians), float64
 # tables of 1024 x 64, 16384 x 512 and 65536 x 1024 took 0.13, 18.9 and 168 ms with it and
-# 0.46, 22.4 and 267 ms with it emptied before each call.
+# 0.46, 22.4 and 267 ms with it emptied before each call. Memory: each entry is BLOCK x d/2
+# complex128, 256 * d/2 * 16 = 2048 * d bytes (8 MiB at d = 4096, 128 MiB at the limit
+# d = 2**16), and at most 8 entries are kept (64 MiB for eight widths of 4096).
 @lru_cache(maxsize=8)
 def offsets(d_model: int, base: float) -> np.ndarray:
     """``cos(j w_i) - 1j * sin(j w_i)`` for ``j = 0..BLOCK-1`` (rows), complex128, read-only."""
@@ -141,7 +143,8 @@ def fix_tiny(rows: np.ndarray, pos: np.ndarray, d_model: int, base: float) -> tu
     rounding to the table's dtype, so that a float32 table is the float64 table rounded).
     Returns the row and column indices, in the float64 view ``(n, d)`` of ``rows``, of the
     recomputed entries (a few in a table of millions: the rows holding one are found
-    first, then the entries in them).
+    first, then the entries in them). The package's callers ignore the return value; only
+    a test (tests/test_table.py) reads it, to see which entries were recomputed.
     """
     vals = rows.view(np.float64)  # (n, d): sin w_0, cos w_0, sin w_1, ...
     # The common case: none, seen in one pass.

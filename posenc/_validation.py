@@ -24,7 +24,9 @@ import numpy as np
 #   would overflow (1.5e308 gave NaN).
 # * model and head widths (d_model, d_head): at most 2**16. The frequency table is built
 #   with 113-bit mpmath powers, a few per pair: at the limit about 0.5 s for the
-#   frequencies and 3 s for the first sinusoidal table (both cached afterwards).
+#   frequencies and 3 s for the first sinusoidal table. Tables are not cached; the
+#   frequencies and the table kernel's block offsets are, per (d_model, base), so later
+#   tables of that width skip that cost.
 # * any array the package allocates for its result (or a same-sized intermediate): at most
 #   2**28 entries (2 GiB in float64), refused before the allocation is attempted.
 MAX_POSITION = 2**53
