@@ -5,7 +5,7 @@ A vector of even width :math:`d` holds :math:`d/2` pairs. ``"interleaved"`` puts
 Meta's LLaMA); ``"half"`` puts it at :math:`(i, i + d/2)`, so the first half of the vector
 holds the first member of every pair and the second half the second member (GPT-NeoX,
 Hugging Face's ``rotate_half``). ``"split"`` is accepted everywhere as a synonym of
-``"half"``: it is the name the sinusoidal table's contract uses for the same pairing.
+``"half"`` (an older name of the same pairing, kept so that code written with it works).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def layout_permutation(d: int) -> np.ndarray:
     .. math:: \mathrm{perm}[i] = 2i, \qquad \mathrm{perm}[i + d/2] = 2i + 1,
 
     that is ``perm = [0, 2, 4, ..., d-2, 1, 3, 5, ..., d-1]``. For a sinusoidal table
-    the half (``"split"``) table is ``table_interleaved[:, perm]``; for RoPE,
+    the half-layout table is ``table_interleaved[:, perm]``; for RoPE,
     ``apply_rope(x[..., perm], layout="half") == apply_rope(x, layout="interleaved")[..., perm]``,
     and a projection ``q = x @ W_q`` moves to the half layout by permuting its columns,
     ``W_q[:, perm]`` (the rows of a PyTorch ``nn.Linear.weight``), with every attention
