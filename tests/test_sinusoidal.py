@@ -119,7 +119,7 @@ def test_d4_table_hand_derived():
         np.testing.assert_allclose(pe[p], expected, rtol=0, atol=4 * EPS)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("d_model", [2, 8, 512])
 def test_position_zero_is_sin0_cos0(d_model, layout):
     row = posenc.sinusoidal_encoding(1, d_model, layout=layout)[0]
@@ -143,7 +143,7 @@ def test_int_length_means_arange():
 POSITIONS = [0, 1, -1, 0.5, -3.25, 7, 100.5, 12345.678, -98765.4321, 2**31 + 5, -(2**33) + 0.5, 2**40]
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("d_model,base", [(4, 10000.0), (16, 10000.0), (128, 10000.0), (10, 100.0), (6, 2.5)])
 def test_table_matches_mpmath(d_model, base, layout):
     """Each entry within |p|·ω·2^-52 + 4·2^-52 of the exact value (see angle_tolerance)."""
@@ -191,7 +191,7 @@ def test_row_norms_are_sqrt_half_d(positions, d_model):
 @given(
     positions=st.lists(st.floats(-(2.0**40), 2.0**40), min_size=1, max_size=6),
     d_model=even_d,
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "half"]),
     dtype=st.sampled_from([np.float64, np.float32, np.float16]),
 )
 def test_values_bounded_by_one(positions, d_model, layout, dtype):
@@ -271,14 +271,14 @@ def test_low_precision_is_the_rounded_float64_table(positions, d_model, dtype):
 # ---------------------------------------------------------------------------------------
 
 
-def test_split_uses_paper_frequencies_not_fairseq_spacing():
+def test_half_uses_paper_frequencies_not_fairseq_spacing():
     d, p = 8, 1000.0
-    split = posenc.sinusoidal_encoding([p], d, layout="split")[0]
+    half = posenc.sinusoidal_encoding([p], d, layout="half")[0]
     # Last sine column: sin(p · 10000^(-6/8)).
     paper = math.sin(p * 10000 ** (-6 / 8))
     fairseq = math.sin(p * math.exp(-math.log(10000) * 3 / (d // 2 - 1)))  # = sin(p / 10000)
-    assert abs(split[d // 2 - 1] - paper) < 1e-12
-    assert abs(split[d // 2 - 1] - fairseq) > 0.1
+    assert abs(half[d // 2 - 1] - paper) < 1e-12
+    assert abs(half[d // 2 - 1] - fairseq) > 0.1
 
 
 # ---------------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def test_shift_matrix_half_layout(p, k, d_model):
     np.testing.assert_array_equal(m, m_int[np.ix_(perm, perm)])
 
 
-@given(k=st.floats(-1e5, 1e5), d_model=even_d, layout=st.sampled_from(["interleaved", "split"]))
+@given(k=st.floats(-1e5, 1e5), d_model=even_d, layout=st.sampled_from(["interleaved", "half"]))
 def test_shift_matrix_orthogonal_rotation(k, d_model, layout):
     m = posenc.relative_position_matrix(d_model, k, layout=layout)
     np.testing.assert_allclose(m @ m.T, np.eye(d_model), rtol=0, atol=8 * EPS)
@@ -355,7 +355,7 @@ def test_shift_matrices_compose(j, k, d_model):
     assert np.all(np.abs(mj @ mk - mjk) <= tol)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("d_model", [2, 4, 64])
 def test_shift_matrix_zero_is_identity(d_model, layout):
     for zero in (0, 0.0, -0.0):
@@ -439,12 +439,12 @@ def test_module_table_and_length_limits():
 
 
 def test_module_leading_axes_and_options():
-    module = posenc.SinusoidalPositionalEncoding(4, 6, base=50.0, layout="split", dtype=np.float32)
+    module = posenc.SinusoidalPositionalEncoding(4, 6, base=50.0, layout="half", dtype=np.float32)
     assert module.table.dtype == np.float32
     X = np.zeros((2, 3, 4, 6))
     out = module.forward(X)
     assert out.shape == (2, 3, 4, 6)
-    ref = reference_table(range(4), 6, base=50.0, layout="split")
+    ref = reference_table(range(4), 6, base=50.0, layout="half")
     for idx in np.ndindex(2, 3):
         np.testing.assert_allclose(out[idx], ref, rtol=0, atol=1e-7)
     # 2-D input (a single sequence) is one leading axis fewer.
@@ -531,7 +531,7 @@ def test_frequencies_and_wavelengths_are_the_rounded_exact_values(d, base, as_nu
     positions=st.one_of(int_positions(), float_positions()),
     kind=st.sampled_from(["list", "tuple", "int64", "float64"]),
     d=small_even_d,
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "half"]),
 )
 def test_sinusoidal_encoding_matches_mpmath_up_to_2_53(positions, kind, d, layout):
     if kind == "int64":
@@ -577,7 +577,7 @@ def test_iter_sinusoidal_blocks_tile_the_reference_table(length, block, d):
 @given(
     d=small_even_d,
     offset=st.one_of(st.integers(-LIMIT, LIMIT), st.floats(-float(LIMIT), float(LIMIT), allow_nan=False)),
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "half"]),
 )
 def test_relative_position_matrix_matches_mpmath(d, offset, layout):
     got = posenc.relative_position_matrix(d, offset, layout=layout)
@@ -585,7 +585,7 @@ def test_relative_position_matrix_matches_mpmath(d, offset, layout):
     w = np.repeat(rounded_omegas(d), 2)
     # documented accuracy: |k| w 2^-52 + a few ulp, per row/column of pair i
     tol = abs(float(offset)) * np.maximum.outer(w, w) * EPS * (1 + 2.0**-40) + 4 * EPS
-    if layout == "split":
+    if layout == "half":
         perm = [2 * j for j in range(d // 2)] + [2 * j + 1 for j in range(d // 2)]
         ref, tol = ref[np.ix_(perm, perm)], tol[np.ix_(perm, perm)]
     assert np.all(np.abs(got - ref) <= tol)

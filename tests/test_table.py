@@ -37,7 +37,7 @@ def mp_errors(table, positions, d_model):
     )
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_out_buffer_identical_and_returned(layout, dtype):
     L, d = 1000, 48
@@ -62,7 +62,7 @@ def test_out_buffer_validation():
 
 
 @pytest.mark.parametrize("block", [1, 7, 256, 300, 5000])
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 def test_blocks_identical_to_one_shot(block, layout):
     positions = np.arange(-700, 1900)
     whole = posenc.sinusoidal_encoding(positions, 32, layout=layout, dtype=np.float32)
@@ -168,7 +168,7 @@ def steps(request, monkeypatch, num_threads):
         num_threads(4)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_threads_give_the_bits_of_one_thread(monkeypatch, num_threads, started_threads, layout, dtype):
     # A large table is filled by two threads, each a contiguous run of row ranges with its
@@ -203,7 +203,7 @@ def _layout_columns(table: np.ndarray, layout: str) -> np.ndarray:
     start=st.integers(-(2**45), 2**45),
     length=st.integers(1, 700),
     d_model=st.sampled_from([2, 6, 16, 40]),
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "half"]),
     picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=3),
 )
 def test_consecutive_table_against_mpmath(start, length, d_model, layout, picks):
@@ -216,7 +216,7 @@ def test_consecutive_table_against_mpmath(start, length, d_model, layout, picks)
     assert err.max() <= 4 * EPS
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_steps_and_blocks_cross_boundaries(steps, layout, dtype):
     # Rows on both sides of the 256-position block boundaries and of the row steps, with
@@ -236,7 +236,7 @@ def test_steps_and_blocks_cross_boundaries(steps, layout, dtype):
     np.testing.assert_array_equal(one_at_a_time, table[rows])
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_out_may_be_a_strided_view(layout, dtype):
     expected = posenc.sinusoidal_encoding(np.arange(100, 400), 12, layout=layout, dtype=dtype)
@@ -276,7 +276,7 @@ def test_tiny_entries_are_recomputed_in_every_path():
     _within_one_ulp32(posenc.sinusoidal_encoding([p_tiny], d, dtype=np.float32), mp_table([p_tiny], d))
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 def test_float32_table_is_the_float64_table_rounded(layout):
     # Including entries near zeros of sin and cos (recomputed directly in both dtypes).
     w = np.array([float(v) for v in mp_omegas(64)])
@@ -310,7 +310,7 @@ def test_small_entry_scan_agrees_with_magnitudes(dtype):
     assert not _below_tiny(np.array([0.5, -0.75, 1.0], dtype=dtype))
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_row_of_position_zero_is_exact(layout, dtype):
     # sin 0 = +0 and cos 0 = 1 in every column, wherever position 0 sits in the run (the
@@ -322,7 +322,7 @@ def test_row_of_position_zero_is_exact(layout, dtype):
         assert np.all(row[1::2] == 1)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("first", [-300, 0, 15000, 16384])
 def test_runs_from_any_start_give_the_bits_of_any_other_call(steps, layout, dtype, first):
@@ -385,7 +385,7 @@ def test_kept_offsets_take_the_memory_stated():
     assert offsets.cache_info().maxsize == 8
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_an_entry_below_tiny_gets_its_direct_value(steps, layout, dtype):
     # At d = 512 the entry (p = 984, column 359) is below 2^-20: the product of angle

@@ -20,7 +20,7 @@ from ._runner import Case, Variant, register_mistakes, run_checker
 
 _SIN = register_mistakes(
     "check_sinusoidal_encoding",
-    split=(
+    half=(
         "concatenated (half layout) instead of interleaved",
         "Vaswani et al. interleave the pairs: column 2i holds sin(p*w_i) and column 2i+1 holds "
         "cos(p*w_i). Putting all sines first and all cosines after them is the 'half' layout.",
@@ -56,17 +56,17 @@ def _sinusoid_variant(
     d: int,
     base: float,
     *,
-    split: bool = False,
+    half: bool = False,
     division: bool = False,
     swapped: bool = False,
     exponent: str = "pair",
 ) -> np.ndarray:
     pos = np.asarray(positions, dtype=np.float64)[:, None]
-    half = d // 2
+    pairs = d // 2
     if exponent == "pair":
-        expo_sin = expo_cos = 2.0 * np.arange(half) / d
+        expo_sin = expo_cos = 2.0 * np.arange(pairs) / d
     elif exponent == "missing_2":
-        expo_sin = expo_cos = np.arange(half) / d
+        expo_sin = expo_cos = np.arange(pairs) / d
     else:  # column index
         expo_sin, expo_cos = np.arange(0, d, 2) / d, np.arange(1, d, 2) / d
     omega_sin = frequencies(d, base=base) if exponent == "pair" else base ** (-expo_sin)
@@ -79,8 +79,8 @@ def _sinusoid_variant(
     if swapped:
         first, second = np.cos(a_sin), np.sin(a_cos)
     out = np.empty((pos.shape[0], d))
-    if split:
-        out[:, :half], out[:, half:] = first, second
+    if half:
+        out[:, :pairs], out[:, pairs:] = first, second
     else:
         out[:, 0::2], out[:, 1::2] = first, second
     return out
@@ -121,7 +121,7 @@ def _sinusoid_cases() -> list[Case]:
 def _sinusoid_variants() -> list[Variant]:
     variants = []
     # every combination of the structural mistakes, fewest mistakes first
-    flags = ("split", "division", "swapped")
+    flags = ("half", "division", "swapped")
     combos = []
     for exponent in ("pair", "missing_2", "column_index"):
         for chosen in itertools.product((False, True), repeat=3):

@@ -25,7 +25,7 @@ _REL = register_mistakes(
         "first row. The textbook rotation [[c, -s], [s, c]] acts on (cos, sin) pairs, and the "
         "transpose is the map for row vectors (PE[p] @ M).",
     ),
-    split=(
+    half=(
         "matrix for the half layout",
         "the exercise uses the interleaved layout: pair i occupies columns 2i and 2i+1, so the "
         "2x2 blocks sit on the diagonal; the half layout pairs columns i and i + d/2.",
@@ -107,9 +107,9 @@ def check_relative_position_matrix(fn: Callable) -> str:
     variants = [
         Variant(("transposed",), lambda case: _block_matrix(case.args[0], angles(case), sign=-1.0)),
         Variant(
-            ("split",),
+            ("half",),
             lambda case: relative_position_matrix(
-                case.args[0], case.args[1], base=case.kwargs["base"], layout="split"
+                case.args[0], case.args[1], base=case.kwargs["base"], layout="half"
             ),
         ),
         Variant(("division",), lambda case: _block_matrix(case.args[0], angles(case, division=True))),

@@ -74,11 +74,11 @@ def test_fit_shift_matrix_full_recovers_m_k_when_well_conditioned():
     np.testing.assert_allclose(got, reference_shift_matrix(4, 5), rtol=0, atol=1e-7)
 
 
-def test_fit_shift_matrix_split_layout():
+def test_fit_shift_matrix_half_layout():
     d, L, k = 6, 40, 2
-    perm = np.array([0, 2, 4, 1, 3, 5])  # interleaved -> split, written out for d = 6
-    pe = reference_table(range(L), d, layout="split")
-    got = posenc.analysis.fit_shift_matrix(pe, k, structure="block", layout="split")
+    perm = np.array([0, 2, 4, 1, 3, 5])  # interleaved -> half, written out for d = 6
+    pe = reference_table(range(L), d, layout="half")
+    got = posenc.analysis.fit_shift_matrix(pe, k, structure="block", layout="half")
     np.testing.assert_allclose(got, reference_shift_matrix(d, k)[np.ix_(perm, perm)], rtol=0, atol=1e-9)
 
 
@@ -117,13 +117,13 @@ def test_shift_matrix_angles_of_m_k(k):
     assert np.all(got > -math.pi) and np.all(got <= math.pi)
 
 
-def test_shift_matrix_angles_split_layout():
+def test_shift_matrix_angles_half_layout():
     d, k = 6, 3.0
     perm = np.array([0, 2, 4, 1, 3, 5])
-    m_split = reference_shift_matrix(d, k)[np.ix_(perm, perm)]
+    m_half = reference_shift_matrix(d, k)[np.ix_(perm, perm)]
     expected = [_wrap(float(k * w)) for w in mp_omegas(d)]
     np.testing.assert_allclose(
-        posenc.analysis.shift_matrix_angles(m_split, layout="split"), expected, atol=1e-12
+        posenc.analysis.shift_matrix_angles(m_half, layout="half"), expected, atol=1e-12
     )
 
 
@@ -149,13 +149,13 @@ def test_fit_linear_map_recovers_an_integer_map_from_lists(d_in, d_out, data):
     np.testing.assert_allclose(got, m, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
 @pytest.mark.parametrize("offset", [1, 3, -2])
 def test_fit_shift_matrix_recovers_the_exact_shift(layout, offset):
     d, base, length = 6, 4.0, 24
     pe = reference_table(range(length), d, base, layout=layout)
     ref = reference_shift_matrix(d, offset, base)
-    if layout == "split":
+    if layout == "half":
         perm = [0, 2, 4, 1, 3, 5]
         ref = ref[np.ix_(perm, perm)]
     for structure in ("full", "block"):
@@ -165,7 +165,7 @@ def test_fit_shift_matrix_recovers_the_exact_shift(layout, offset):
 
 @given(
     angles=st.lists(st.floats(-3.14, 3.14), min_size=1, max_size=5),
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "half"]),
 )
 def test_shift_matrix_angles_reads_back_the_angles(angles, layout):
     half = len(angles)

@@ -33,7 +33,7 @@ def sin_table(positions, d_model, base=10000.0, *, layout="interleaved", op="mul
     s, c = np.sin(a_sin), np.cos(a_cos)
     if swap:
         s, c = np.cos(a_sin), np.sin(a_cos)
-    if layout == "split":
+    if layout == "half":
         return np.concatenate([s, c], axis=1)
     out = np.zeros((p.shape[0], d_model))
     out[:, ::2], out[:, 1::2] = s, c
@@ -65,10 +65,10 @@ def test_sinusoidal_correct_with_plain_power():
 @pytest.mark.parametrize(
     "options, words",
     [
-        ({"layout": "split", "swap": True}, ["concatenated (half layout)", "sin and cos swapped"]),
+        ({"layout": "half", "swap": True}, ["concatenated (half layout)", "sin and cos swapped"]),
         ({"op": "div", "expo": "no2"}, ["division instead of multiplication", "missing factor 2"]),
         (
-            {"layout": "split", "op": "div", "swap": True, "expo": "column"},
+            {"layout": "half", "op": "div", "swap": True, "expo": "column"},
             ["concatenated (half layout)", "division", "sin and cos swapped", "column index"],
         ),
     ],

@@ -22,7 +22,7 @@ def shift_matrix(d_model, offset, base=10000.0, *, sign=1.0, layout="interleaved
     m = np.zeros((d_model, d_model))
     for j, (c, s) in enumerate(zip(np.cos(a), sign * np.sin(a), strict=True)):
         m[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, s], [-s, c]]
-    if layout == "split":
+    if layout == "half":
         perm = np.r_[0:d_model:2, 1:d_model:2]
         m = m[np.ix_(perm, perm)]
     return m

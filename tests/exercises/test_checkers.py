@@ -104,7 +104,7 @@ def _t5(**options):
 
 # (checker, mistake name) -> (the student's function, or a factory for a stateful one; checker kwargs)
 MISTAKE_EXAMPLES = {
-    ("check_sinusoidal_encoding", "concatenated (half layout) instead of interleaved"): _sin(layout="split"),
+    ("check_sinusoidal_encoding", "concatenated (half layout) instead of interleaved"): _sin(layout="half"),
     ("check_sinusoidal_encoding", "division instead of multiplication"): _sin(op="div"),
     ("check_sinusoidal_encoding", "sin and cos swapped"): _sin(swap=True),
     ("check_sinusoidal_encoding", "missing factor 2 in the exponent 2i/d"): _sin(expo="no2"),
@@ -114,7 +114,7 @@ MISTAKE_EXAMPLES = {
     ),
     ("check_sinusoidal_encoding", "float32 angles at large positions"): sin_float32_angles,
     ("check_relative_position_matrix", "M_{-k} (transposed: sine sign flipped)"): _shift(sign=-1.0),
-    ("check_relative_position_matrix", "matrix for the half layout"): _shift(layout="split"),
+    ("check_relative_position_matrix", "matrix for the half layout"): _shift(layout="half"),
     ("check_relative_position_matrix", "division instead of multiplication"): _shift(op="div"),
     ("check_relative_position_matrix", "missing factor 2 in the exponent 2i/d"): _shift(expo="no2"),
     ("check_relative_position_matrix", "base argument ignored"): (
