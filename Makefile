@@ -72,7 +72,7 @@ test-pdf: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --all
 	if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) --no-print-directory pdf; \
-	else echo "note: the PDF edition was not built (it needs XeLaTeX and latexmk: see README)"; fi
+	else echo "note: the PDF edition was not built (it needs XeLaTeX and latexmk: see CONTRIBUTING.md)"; fi
 	@echo "open _build/html/index.html"
 
 ## test: lint and every test-* stage (not -fresh, -colab), side by side, with a table of times
@@ -163,9 +163,9 @@ colab-cell: $(STAMP)
 notebooks: $(STAMP)
 	$(SAME_FLOATS) $(BIN)/python scripts/execute_notebooks.py
 
-## bench: time posenc against straightforward numpy (minutes; scripts/bench.py --quick: seconds)
+## bench: time posenc against straightforward numpy on one CPU (taskset -c 0 where available; minutes; scripts/bench.py --quick: seconds)
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	if command -v taskset >/dev/null; then taskset -c 0 $(BIN)/python scripts/bench.py; else $(BIN)/python scripts/bench.py; fi
 
 ## clean: remove _build/
 clean:
