@@ -27,7 +27,7 @@ MP_PREC = 256
 EPS = 2.0**-52  # float64 machine epsilon (one ulp at 1.0)
 
 
-def _mpf(x: object) -> mpmath.mpf:
+def mpf_exact(x: object) -> mpmath.mpf:
     """Exact mpmath copy of a Python/numpy int or float (no rounding)."""
     if isinstance(x, (int, np.integer)):
         return mpmath.mpf(int(x))
@@ -37,7 +37,7 @@ def _mpf(x: object) -> mpmath.mpf:
 def mp_omegas(d_model: int, base: float = 10000.0) -> list[mpmath.mpf]:
     """ω_i = base^(-2i/d) at 256 bits, i = 0..d/2-1 (the real numbers, not float64)."""
     with mpmath.workprec(MP_PREC):
-        b = _mpf(base)
+        b = mpf_exact(base)
         return [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(d_model // 2)]
 
 
@@ -47,7 +47,7 @@ def mp_table(positions, d_model: int, base: float = 10000.0, layout: str = "inte
     rows = []
     with mpmath.workprec(MP_PREC):
         for p in positions:
-            pm = _mpf(p)
+            pm = mpf_exact(p)
             s = [mpmath.sin(pm * w) for w in omegas]
             c = [mpmath.cos(pm * w) for w in omegas]
             if layout == "interleaved":
@@ -62,6 +62,13 @@ def mp_table(positions, d_model: int, base: float = 10000.0, layout: str = "inte
 def rounded_omegas(d_model: int, base: float = 10000.0) -> list[float]:
     """omega_i = base**(-2i/d), i = 0..d/2-1, at 256 bits, rounded once to float64."""
     return [float(w) for w in mp_omegas(d_model, base)]
+
+
+def mp_cos_sum(k: float, d_model: int, base: float = 10000.0) -> float:
+    """sum_i cos(k * omega_i) over the exact frequencies, at 256 bits, rounded once to float64."""
+    with mpmath.workprec(256):
+        kk = mpmath.mpf(k)
+        return float(mpmath.fsum(mpmath.cos(kk * w) for w in mp_omegas(d_model, base)))
 
 
 def llama3_frequencies(d, base, factor, low_ff, high_ff, orig) -> list[float]:
@@ -190,7 +197,7 @@ def reference_shift_matrix(d_model: int, offset: float, base: float = 10000.0) -
     """
     m = np.zeros((d_model, d_model))
     with mpmath.workprec(MP_PREC):
-        k = _mpf(offset)
+        k = mpf_exact(offset)
         for i, w in enumerate(mp_omegas(d_model, base)):
             c, s = float(mpmath.cos(k * w)), float(mpmath.sin(k * w))
             m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]

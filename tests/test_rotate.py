@@ -16,7 +16,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, MP_PREC, mp_omegas
+from conftest import EPS, MP_PREC, pair_index, rounded_omegas
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,28 +24,18 @@ import posenc._rotate
 from posenc import apply_rope, layout_permutation
 
 
-def theta64(d: int, base: float = 10000.0) -> np.ndarray:
-    with mpmath.workprec(MP_PREC):
-        return np.array([float(w) for w in mp_omegas(d, base)])
-
-
-def pairs(d: int, layout: str):
-    half = d // 2
-    return [(2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half) for i in range(half)]
-
-
 def mp_rotation(x: np.ndarray, positions, layout: str, scale: float = 1.0, base: float = 10000.0):
     """Exact rotation (mpmath) of float64(x) by the float64 angles fl(m * theta_i), times scale."""
     x = np.asarray(x, dtype=np.float64)
     d = x.shape[-1]
-    th = theta64(d, base)
+    th = np.array(rounded_omegas(d, base))
     x3 = x.reshape(-1, *x.shape[-2:])
     out = np.empty(x3.shape, dtype=object)
     with mpmath.workprec(MP_PREC):
         for row, m in enumerate(positions):
             phases = [mpmath.expj(mpmath.mpf(float(np.float64(m) * t))) * mpmath.mpf(scale) for t in th]
             for n in range(x3.shape[0]):
-                for (j, k), w in zip(pairs(d, layout), phases, strict=True):
+                for (j, k), w in zip(pair_index(d, layout), phases, strict=True):
                     z = mpmath.mpc(float(x3[n, row, j]), float(x3[n, row, k])) * w
                     out[n, row, j], out[n, row, k] = z.real, z.imag
     return out.reshape(x.shape)
@@ -56,7 +46,7 @@ def textbook(x: np.ndarray, positions, layout: str, base: float = 10000.0) -> np
     x = np.asarray(x, dtype=np.float64)
     d = x.shape[-1]
     half = d // 2
-    ang = np.asarray(positions, dtype=np.float64)[:, None] * theta64(d, base)[None, :]
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * np.array(rounded_omegas(d, base))[None, :]
     c, s = np.cos(ang), np.sin(ang)
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
@@ -75,7 +65,7 @@ def pair_bound(x: np.ndarray, layout: str, scale: float = 1.0) -> np.ndarray:
     """4 * 2^-52 * (|a| + |b|) * scale, broadcast to both components of each pair."""
     x = np.abs(np.asarray(x, dtype=np.float64))
     bound = np.empty_like(x)
-    for j, k in pairs(x.shape[-1], layout):
+    for j, k in pair_index(x.shape[-1], layout):
         bound[..., j] = bound[..., k] = 4 * EPS * (x[..., j] + x[..., k]) * scale
     return bound
 
@@ -171,13 +161,13 @@ def test_yarn_attention_factor_against_mpmath(layout):
     # floor(8 ln(64 / (64 pi)) / (2 ln 1e4)) = floor(-0.50) -> 0 and
     # ceil(8 ln(64 / (2 pi)) / (2 ln 1e4)) = ceil(1.008) = 2, so the ramp is (i - 0) / 2
     # clipped to [0, 1], and theta' = theta (1 - ramp) + (theta / 4) ramp.
-    th = theta64(8)
+    th = np.array(rounded_omegas(8))
     ramp = np.clip(np.arange(4) / 2.0, 0.0, 1.0)
     th_yarn = th * (1.0 - ramp) + (th / 4.0) * ramp
     exact = np.empty(x.shape, dtype=object)
     with mpmath.workprec(MP_PREC):
         for row, m in enumerate(pos):
-            for (j, k), t in zip(pairs(8, layout), th_yarn, strict=True):
+            for (j, k), t in zip(pair_index(8, layout), th_yarn, strict=True):
                 w = mpmath.expj(mpmath.mpf(float(np.float64(m) * t))) * mpmath.mpf(1.5)
                 for n in range(2):
                     z = mpmath.mpc(float(x[n, row, j]), float(x[n, row, k])) * w

@@ -12,7 +12,7 @@ import time
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, _mpf, mp_omegas
+from conftest import EPS, mp_cos_sum, mp_omegas, mpf_exact, rounded_omegas
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,12 +38,6 @@ def mp_integral_ci(k: float, base: float) -> float:
     with mpmath.workdps(40):
         kk, b = abs(mpmath.mpf(k)), mpmath.mpf(base)
         return float((mpmath.ci(kk) - mpmath.ci(kk / b)) / mpmath.log(b))
-
-
-def mp_cos_sum(k: float, d_model: int, base: float = 10000.0) -> float:
-    with mpmath.workprec(256):
-        kk = mpmath.mpf(k)
-        return float(mpmath.fsum(mpmath.cos(kk * w) for w in mp_omegas(d_model, base)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -332,18 +326,15 @@ widths = st.sampled_from([2, 4, 16, 64])
 
 def _mp_omegas_float(d, base):
     # the correctly rounded float64 frequencies, as exact mpmath numbers
-    with mpmath.workprec(MP_PREC):
-        return [
-            mpmath.mpf(float(mpmath.power(mpmath.mpf(base), mpmath.mpf(-2 * i) / d))) for i in range(d // 2)
-        ]
+    return [mpmath.mpf(w) for w in rounded_omegas(d, base)]
 
 
 def _mp_J(k, base):
     with mpmath.workprec(MP_PREC):
-        a = abs(_mpf(k))
+        a = abs(mpf_exact(k))
         if a == 0:
             return mpmath.mpf(1)
-        return (mpmath.ci(a) - mpmath.ci(a / _mpf(base))) / mpmath.log(_mpf(base))
+        return (mpmath.ci(a) - mpmath.ci(a / mpf_exact(base))) / mpmath.log(mpf_exact(base))
 
 
 @settings(max_examples=40)
@@ -363,22 +354,22 @@ def test_dot_product_sum_is_exact_for_every_finite_offset(ks, base, d):
     got = posenc.analysis.dot_product_sum(np.array(ks), d, base)
     om = _mp_omegas_float(d, base)
     with mpmath.workprec(MP_PREC):
-        want = [float(mpmath.fsum(mpmath.cos(_mpf(k) * w) for w in om)) for k in ks]
+        want = [float(mpmath.fsum(mpmath.cos(mpf_exact(k) * w) for w in om)) for k in ks]
     np.testing.assert_allclose(got, want, rtol=0, atol=d * 2.0**-50)
 
 
 @given(k=st.one_of(st.floats(-(2.0**53), 2.0**53), st.sampled_from([2**53, -(2**53), 3, 0])), base=bases)
 def test_endpoint_correction_against_mpmath(k, base):
     with mpmath.workprec(MP_PREC):
-        kk = _mpf(k)
-        want = float((mpmath.cos(kk) - mpmath.cos(kk / _mpf(base))) / 2)
+        kk = mpf_exact(k)
+        want = float((mpmath.cos(kk) - mpmath.cos(kk / mpf_exact(base))) / 2)
     assert posenc.analysis.endpoint_correction(k, base) == pytest.approx(want, abs=2.0**-50)
 
 
 @given(d=st.integers(1, 2**15).map(lambda h: 2 * h), base=bases)
 def test_width_functions_against_mpmath(d, base):
     with mpmath.workprec(MP_PREC):
-        b, lam = _mpf(base), mpmath.log(_mpf(base))
+        b, lam = mpf_exact(base), mpmath.log(mpf_exact(base))
         # <w^2> as the closed form of the geometric series (checked against the sum below)
         m2 = 2 * (1 - b**-2) / (d * (1 - b ** (mpmath.mpf(-4) / d)))
         onset = mpmath.pi * d / lam
@@ -395,7 +386,7 @@ def test_width_functions_against_mpmath(d, base):
 @given(k=offsets_all, d=widths, base=bases)
 def test_asymptotes_and_envelope_against_mpmath(k, d, base):
     with mpmath.workprec(MP_PREC):
-        kk, b = abs(_mpf(k)), _mpf(base)
+        kk, b = abs(mpf_exact(k)), mpf_exact(base)
         lam = mpmath.log(b)
         m2 = 2 * (1 - b**-2) / (d * (1 - b ** (mpmath.mpf(-4) / d)))
         near = d * (1 - kk**2 * m2 / 2) / 2

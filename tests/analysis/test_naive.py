@@ -8,7 +8,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from conftest import EPS, _mpf, refuses_call
+from conftest import EPS, mpf_exact, refuses_call
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -250,7 +250,7 @@ def test_sine_encoding_is_the_sine_of_the_exact_product(length, frequency):
 
 def _mp_dist(a, b):
     with mpmath.workprec(MP_PREC):
-        return mpmath.sqrt(mpmath.fsum((_mpf(x) - _mpf(y)) ** 2 for x, y in zip(a, b, strict=True)))
+        return mpmath.sqrt(mpmath.fsum((mpf_exact(x) - mpf_exact(y)) ** 2 for x, y in zip(a, b, strict=True)))
 
 
 table_values = st.one_of(finite, st.sampled_from([1.5e308, -1.5e308, 1e-310, -3e-320, 1e200, 0.0, 7.0]))

@@ -17,6 +17,7 @@ import pytest
 from conftest import (
     EPS,
     MP_PREC,
+    mp_cos_sum,
     mp_omegas,
     rounded_omegas,
 )
@@ -24,12 +25,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
-
-
-def _mp_cos_sum(k, d_model, base=10000.0):
-    with mpmath.workprec(256):
-        return float(mpmath.fsum(mpmath.cos(k * w) for w in mp_omegas(d_model, base)))
-
 
 # ---------------------------------------------------------------------------------------
 # dot_product_distance
@@ -51,7 +46,7 @@ def test_sinusoidal_gram_is_toeplitz_sum_of_cosines(d_model, L):
     tol = d_model * (2 * L + 8) * EPS
     for m in range(L):
         for n in range(L):
-            assert abs(gram[m, n] - _mp_cos_sum(m - n, d_model)) <= tol
+            assert abs(gram[m, n] - mp_cos_sum(m - n, d_model)) <= tol
     np.testing.assert_allclose(np.diag(gram), d_model / 2, rtol=1e-14)
 
 
@@ -143,7 +138,7 @@ def test_mean_dot_by_offset_sinusoidal(d_model, L):
     assert got.shape == (L,)
     tol = d_model * (2 * L + 8) * EPS
     for k in range(L):
-        assert abs(got[k] - _mp_cos_sum(k, d_model)) <= tol
+        assert abs(got[k] - mp_cos_sum(k, d_model)) <= tol
 
 
 def test_mean_dot_by_offset_bad_input():
@@ -165,7 +160,7 @@ def test_dot_product_profile_closed_form(offsets, d_model):
     assert got.shape == (len(offsets),)
     for k, g in zip(offsets, got, strict=True):
         tol = d_model * (abs(k) + 4) * EPS
-        assert abs(g - _mp_cos_sum(k, d_model)) <= tol
+        assert abs(g - mp_cos_sum(k, d_model)) <= tol
         assert abs(g) <= d_model / 2 + tol
 
 
@@ -174,7 +169,7 @@ def test_dot_product_profile_int_even_and_base():
     assert got.shape == (5,)
     assert got[0] == 4.0  # D(0) = d/2 exactly
     for k in range(5):
-        assert abs(got[k] - _mp_cos_sum(k, 8, 100.0)) <= 64 * EPS
+        assert abs(got[k] - mp_cos_sum(k, 8, 100.0)) <= 64 * EPS
     neg = posenc.analysis.dot_product_profile(np.array([-1.5, 1.5]), 8)
     assert neg[0] == neg[1]  # even: cos is even, the angles are negated exactly
 
