@@ -1944,7 +1944,11 @@ def test_the_registry_names_every_public_callable():
     assert set(REGISTRY) == public, f"missing: {public - set(REGISTRY)}; stale: {set(REGISTRY) - public}"
     assert public_functions("rope_nd", "mrope") <= set(posenc.__all__)
     for name in REGISTRY:
-        fn = getattr(posenc, name, None) or getattr(posenc.analysis, name, None) or getattr(posenc.layouts, name)
+        fn = (
+            getattr(posenc, name, None)
+            or getattr(posenc.analysis, name, None)
+            or getattr(posenc.layouts, name)
+        )
         assert inspect.getdoc(fn), f"{name} has no docstring"
 
 
