@@ -1,14 +1,11 @@
 r"""Error-free float64 arithmetic and the frequencies carried beyond float64.
 
-Internal to the package: used by ``_table`` (the sinusoidal table kernel), ``sinusoidal``
-(the correctly rounded frequencies and wavelengths) and ``analysis/decay`` (the exact
-dot-product sums); not part of the public API.
+Internal: used by ``_table``, ``sinusoidal`` and ``analysis/decay``; not public API.
 
-The sinusoidal tables and the dot-product sums need angles :math:`p\,\omega_i` that are
-never rounded. Here :math:`\omega_i = \mathrm{base}^{-2i/d}` is carried as an unevaluated
-sum ``hi + lo`` of two float64 numbers (about 106 bits), products are split exactly
-(Veltkamp, Dekker), and sin/cos of such an exact angle are evaluated with one extra
-angle addition. Private: the public functions in ``sinusoidal`` and ``decay`` use these.
+The tables and dot-product sums need angles :math:`p\,\omega_i` that are never rounded:
+:math:`\omega_i = \mathrm{base}^{-2i/d}` is carried as a sum ``hi + lo`` of two float64
+numbers (about 106 bits), products are split exactly (Veltkamp, Dekker), and sin/cos of
+such an exact angle take one extra angle addition.
 """
 
 from __future__ import annotations

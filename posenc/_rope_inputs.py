@@ -1,10 +1,8 @@
 """The checked rotation shared by the RoPE functions (1-D, N-D and M-RoPE).
 
-Internal to the package: used by ``rope``, ``rope_nd`` (and through it ``mrope``) and
-``analysis/_probe_tables``; not part of the public API.
+Internal: used by ``rope``, ``rope_nd`` and ``analysis/_probe_tables``; not public API.
 
-Their position checks (per-sequence ids of any shape, the token axis never broadcast) are
-``as_positions`` and ``check_token_shape`` in ``_arrays``.
+Their position checks are ``as_positions`` and ``check_token_shape`` in ``_arrays``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 r"""Rotation of coordinate pairs by unit phases, and the thread knob of the kernels.
 
-Internal to the package: used by ``_rope_inputs`` (the checked rotation of ``rope``,
-``rope_nd`` and ``mrope``), ``rope``, ``rope_nd`` and ``analysis/_probe_tables`` (for
-``unit_phases``) and ``_table`` (``multiply_phase`` and the threads); ``posenc`` exports
-its :func:`set_num_threads` and :func:`get_num_threads`.
+Internal: used by ``_rope_inputs``, ``rope``, ``rope_nd``, ``_table`` and
+``analysis/_probe_tables``; ``posenc`` exports its ``set_num_threads``/``get_num_threads``.
 
 A pair :math:`(a, b)` is read as the complex number :math:`z = a + \mathrm{i}b` and rotated
 by a phase :math:`w = c + \mathrm{i}s` (for RoPE :math:`w = s\,e^{\mathrm{i}m\theta}`, ``s``
@@ -18,14 +16,13 @@ the layout, the tiling, the strides, the input dtype (float16, float32 and integ
 :math:`2^{53}` widen to float64 exactly) or the number of threads; the result is rounded
 once to the output dtype.
 
-The work is memory-bound and done in tiles of at most ``TILE_PAIRS`` pairs: the pairs of a
-tile are gathered into a complex128 scratch that stays in cache, multiplied in place and
-scattered into the output (a float64 interleaved array whose last axis has stride 8 bytes,
-so that each pair is adjacent in memory, whatever its other strides, is multiplied as its
-complex128 view into the float64 output, without a scratch). No thread is started unless the caller asks with
-:func:`set_num_threads` (or ``POSENC_NUM_THREADS``, read once at import): then a call of at
-least ``THREAD_MIN_PAIRS`` pairs splits its tiles into that many contiguous runs, one per
-thread, started for the call and joined before it returns.
+The work is memory-bound, in tiles of at most ``TILE_PAIRS`` pairs. A float64 interleaved
+array whose last axis has stride 8 is multiplied as its complex128 view; otherwise a tile's
+pairs are gathered into a complex128 scratch in cache (a float64 half-layout tile is first
+copied as it lies), multiplied in place and scattered back. No thread is started unless
+the caller asks with :func:`set_num_threads` (or ``POSENC_NUM_THREADS``, read at import):
+then a call of at least ``THREAD_MIN_PAIRS`` pairs splits its tiles into that many
+contiguous runs, one per thread, started for the call and joined before it returns.
 """
 
 from __future__ import annotations

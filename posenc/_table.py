@@ -1,9 +1,8 @@
 r"""How :func:`posenc.sinusoidal_encoding` fills a table: angle addition over blocks.
 
-Private to the package: :mod:`posenc.sinusoidal` validates the arguments and calls
-:func:`fill`. The textbook table is :func:`posenc.reference.sinusoidal_table`; this module
-computes the same numbers faster and within a few float64 rounding errors of the exact
-values at every position (tests/test_table.py compares them with mpmath).
+Internal: :mod:`posenc.sinusoidal` checks the arguments and calls :func:`fill`, which
+computes :func:`posenc.reference.sinusoidal_table` faster and within a few float64 rounding
+errors of the exact values at every position (tests/test_table.py: against mpmath).
 
 An integer position is written :math:`p = p_0 + j` with :math:`p_0` a multiple of
 ``BLOCK`` and :math:`0 \le j <` ``BLOCK``. With :math:`u = \sin p_0\omega + \mathrm{i}\cos
@@ -12,9 +11,9 @@ p_0\omega` and :math:`v = \cos j\omega - \mathrm{i}\sin j\omega`, both evaluated
 
 .. math:: u\,v = \sin(p_0\omega + j\omega) + \mathrm{i}\cos(p_0\omega + j\omega),
 
-the (sin, cos) pair of the interleaved layout: one complex product per entry
-(:func:`~posenc._rotate.multiply_phase`) instead of a sine and a cosine. The decomposition
-depends on :math:`p` alone, so a position gets the same bits from every call. The product
+the (sin, cos) pair of the interleaved layout: one complex product per entry instead of a
+sine and a cosine. The decomposition depends on :math:`p` alone, so a position gets the
+same bits from every call. The product
 has an *absolute* error of a few :math:`2^{-53}`, which near a zero of sin or cos would be
 many float32 ulps: entries below ``TINY`` in magnitude are evaluated again directly, so
 their error stays relative. Non-integer positions are evaluated directly.
@@ -47,9 +46,8 @@ _TINY_BITS = {
 
 # Kept for the last few widths, as it pays: on one CPU, calls in turn (medians), float64
 # tables of 1024 x 64, 16384 x 512 and 65536 x 1024 took 0.13, 18.9 and 168 ms with it and
-# 0.46, 22.4 and 267 ms with it emptied before each call. Memory: each entry is BLOCK x d/2
-# complex128, 256 * d/2 * 16 = 2048 * d bytes (8 MiB at d = 4096, 128 MiB at the limit
-# d = 2**16), and at most 8 entries are kept (64 MiB for eight widths of 4096).
+# 0.46, 22.4 and 267 ms with it emptied before each call. Memory: 2048 * d bytes an entry
+# (BLOCK x d/2 complex128: 8 MiB at d = 4096, 128 MiB at the limit 2**16), at most 8.
 @lru_cache(maxsize=8)
 def offsets(d_model: int, base: float) -> np.ndarray:
     """``cos(j w_i) - 1j * sin(j w_i)`` for ``j = 0..BLOCK-1`` (rows), complex128, read-only."""
