@@ -28,25 +28,29 @@ import threading
 import numpy as np
 import posenc
 assert threading.active_count() == 1
+started = []
+start = threading.Thread.start
+threading.Thread.start = lambda self: (started.append(self.name), start(self))[1]
 table = posenc.sinusoidal_encoding(65536, 1024)
-x = np.ones((8, 32, 4096, 128), dtype=np.float32)
+x = np.ones((2, 32, 4096, 128), dtype=np.float32)  # 2**25 pairs, 128 times THREAD_MIN_PAIRS
 out = posenc.apply_rope(x, np.arange(4096) + 7)
 out = posenc.apply_rope(x, layout="half")
-print(posenc.get_num_threads(), threading.active_count())
+print(posenc.get_num_threads(), threading.active_count(), len(started))
 """
 
 
 def test_the_default_starts_no_thread():
-    # A 65536 x 1024 table and two rotations of a 512 MiB array, in a fresh process.
+    # A 65536 x 1024 table and two rotations of a 128 MiB array, in a fresh process.
     done = _run(BIG_CALLS)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "1"]
+    assert done.stdout.split() == ["1", "1", "0"]  # no thread was ever started
 
 
 def test_threads_asked_for_end_with_the_call():
     done = _run(BIG_CALLS, "2")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["2", "1"]
+    setting, alive, started = done.stdout.split()
+    assert (setting, alive) == ("2", "1") and int(started) > 0  # started for the calls, then ended
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5", "2000"])
