@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import mistake_of
+from conftest import expect_mistake, mistake_of
 
 import posenc
 import posenc.exercises as ex
@@ -135,10 +135,8 @@ def test_every_known_mistake_has_an_example():
 
 @pytest.mark.parametrize(("checker", "mistake"), sorted(MISTAKES))
 def test_every_known_mistake_is_named(checker, mistake):
-    with pytest.raises(ExerciseError) as info:
-        getattr(ex, checker)(MISTAKES[checker, mistake])
-    assert info.value.mistake == mistake
-    assert f"known mistake '{mistake}'" in str(info.value) and "Hint:" in str(info.value)
+    error = expect_mistake(getattr(ex, checker), MISTAKES[checker, mistake], f"known mistake '{mistake}'")
+    assert error.mistake == mistake
 
 
 def test_unknown_errors_and_bad_results_are_reported():

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import mistake_of
+from conftest import expect_mistake, mistake_of
 
 import posenc.exercises as ex
 from posenc import exercises
@@ -94,10 +94,10 @@ def test_correct_passes(checker):
 
 @pytest.mark.parametrize("checker, mistake", sorted(MISTAKE_EXAMPLES))
 def test_mistake_is_named(checker, mistake):
-    with pytest.raises(ExerciseError) as info:
-        getattr(ex, checker)(MISTAKE_EXAMPLES[checker, mistake])
-    assert info.value.mistake == mistake
-    assert f"known mistake '{mistake}'" in str(info.value) and "Hint:" in str(info.value)
+    error = expect_mistake(
+        getattr(ex, checker), MISTAKE_EXAMPLES[checker, mistake], f"known mistake '{mistake}'"
+    )
+    assert error.mistake == mistake
 
 
 @pytest.mark.parametrize("checker", CH15_CHECKERS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import expect_mistake
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -168,10 +169,8 @@ def test_correct_answer_passes(checker):
 
 @pytest.mark.parametrize("checker, mistake", sorted(MISTAKES))
 def test_each_known_mistake_is_named(checker, mistake):
-    with pytest.raises(ExerciseError) as info:
-        getattr(ex, checker)(MISTAKES[checker, mistake])
-    assert info.value.mistake == mistake
-    assert f"known mistake '{mistake}'" in str(info.value) and "Hint:" in str(info.value)
+    error = expect_mistake(getattr(ex, checker), MISTAKES[checker, mistake], f"known mistake '{mistake}'")
+    assert error.mistake == mistake
 
 
 def test_both_mask_mistakes_together_are_named():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import expect_mistake
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -138,10 +139,8 @@ def test_every_known_mistake_has_an_example():
 
 @pytest.mark.parametrize("checker, mistake", sorted(EXAMPLES))
 def test_every_known_mistake_is_named(checker, mistake):
-    with pytest.raises(ExerciseError) as info:
-        getattr(ex, checker)(EXAMPLES[checker, mistake])
-    assert info.value.mistake == mistake
-    assert f"known mistake '{mistake}'" in str(info.value) and "Hint:" in str(info.value)
+    error = expect_mistake(getattr(ex, checker), EXAMPLES[checker, mistake], f"known mistake '{mistake}'")
+    assert error.mistake == mistake
 
 
 def test_unknown_errors_and_bad_results():

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import yarn_ramp
+from conftest import expect_mistake, yarn_ramp
 
 import posenc.exercises as ex
 from posenc.exercises import ExerciseError
@@ -126,10 +126,8 @@ def test_the_right_answer_passes(checker):
 
 @pytest.mark.parametrize(("checker", "mistake"), sorted(CHA_MISTAKES))
 def test_each_known_mistake_is_named(checker, mistake):
-    with pytest.raises(ExerciseError) as info:
-        getattr(ex, checker)(CHA_MISTAKES[checker, mistake])
-    assert info.value.mistake == mistake
-    assert f"known mistake '{mistake}'" in str(info.value) and "Hint:" in str(info.value)
+    error = expect_mistake(getattr(ex, checker), CHA_MISTAKES[checker, mistake], f"known mistake '{mistake}'")
+    assert error.mistake == mistake
 
 
 def test_every_mistake_of_the_appendix_has_an_example():
