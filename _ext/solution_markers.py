@@ -1,10 +1,17 @@
-"""Sphinx extension: the grading markers of a solution cell are not shown to readers.
+"""Sphinx extension: a code exercise shows its stub; its model answer waits in the solution.
 
-A code solution sits between the lines ``### BEGIN SOLUTION`` and ``### END SOLUTION``,
-which nbgrader (``scripts/make_student.py``, ``instructors.md``) needs in the notebook to
-clear the solution in the student copy. On a page they are noise in the middle of the
-code. This removes those two marker lines from the displayed source of every code cell, in
-every builder; the notebook files, the student edition and the executed code keep them.
+A code exercise is a notebook cell tagged ``exercise`` whose answer sits between the lines
+``### BEGIN SOLUTION`` and ``### END SOLUTION``; nbgrader (``scripts/make_student.py``,
+``instructors.md``) needs those regions in the notebook. The book executes the whole cell,
+but a reader must be asked before they are answered, so on every builder:
+
+* the exercise cell's displayed source is what the student edition shows: each region
+  replaced by ``STUB`` (``raise NotImplementedError``), indented like its ``BEGIN`` line;
+* the full answer (without the marker lines) is appended to the first sphinx-exercise
+  solution that follows the cell, which the site shows closed and the PDF edition leaves
+  out (``_ext/pdf_edition.py``); a code exercise with no solution after it is an error;
+* in every other code cell (gated solution cells, tagged ``solution``) only the two marker
+  lines leave the displayed source.
 """
 
 from __future__ import annotations
@@ -12,9 +19,19 @@ from __future__ import annotations
 import re
 
 from docutils import nodes
+from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_exercise.nodes import solution_node
 
 MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
+REGION = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$.*?^[ \t]*### END SOLUTION[ \t]*$", re.M | re.S
+)
+# The stub of the student edition (scripts/make_student.py's CODE_STUB; a test checks they agree).
+STUB = (
+    "# YOUR CODE HERE\n"
+    'raise NotImplementedError("not yet implemented: write your code here, then run the cells below")'
+)
 
 
 def without_markers(code: str) -> str:
@@ -22,22 +39,45 @@ def without_markers(code: str) -> str:
     return "\n".join(line for line in code.split("\n") if not MARKER.match(line))
 
 
-class HideSolutionMarkers(SphinxPostTransform):
-    default_priority = 3  # before the PDF edition's transform, which may drop the whole cell
+def as_stub(code: str) -> str:
+    """``code`` with each solution region (markers included) replaced by the indented ``STUB``."""
+    return REGION.sub(lambda m: "\n".join(m["indent"] + line for line in STUB.split("\n")), code)
+
+
+def _set_code(block: nodes.literal_block, code: str) -> None:
+    block.clear()
+    block += nodes.Text(code)
+    block.rawsource = code
+
+
+class ExerciseStubs(SphinxPostTransform):
+    default_priority = 3  # before the PDF edition's transform, which drops solutions
 
     def run(self, **kwargs) -> None:
-        for source in list(self.document.findall(nodes.container)):
-            if source.get("nb_element") != "cell_code_source":
+        pending: list[str] = []  # answers waiting for the next solution in document order
+        for node in list(self.document.findall()):
+            if isinstance(node, solution_node) and pending:
+                for answer in pending:
+                    node += nodes.paragraph(text="The model answer to the code exercise:")
+                    node += nodes.literal_block(answer, answer, language="ipython3")
+                pending = []
+            if not (isinstance(node, nodes.container) and node.get("nb_element") == "cell_code_source"):
                 continue
-            for block in list(source.findall(nodes.literal_block)):
+            tags = node.parent.get("cell_metadata", {}).get("tags", [])
+            for block in list(node.findall(nodes.literal_block)):
                 code = block.astext()
-                shown = without_markers(code)
-                if shown != code:
-                    block.clear()
-                    block += nodes.Text(shown)
-                    block.rawsource = shown
+                if "exercise" in tags and REGION.search(code):
+                    pending.append(without_markers(code))
+                    _set_code(block, as_stub(code))
+                elif without_markers(code) != code:
+                    _set_code(block, without_markers(code))
+        if pending:
+            raise ExtensionError(
+                f"{self.document['source']}: a code exercise has no solution after it "
+                f"to hold its model answer: {pending[0][:60]!r}"
+            )
 
 
 def setup(app):
-    app.add_post_transform(HideSolutionMarkers)
+    app.add_post_transform(ExerciseStubs)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

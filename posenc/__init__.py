@@ -13,7 +13,7 @@ package loads numpy only; mpmath is imported on first use of the frequency table
 on first use of ``posenc.symbolic``.
 """
 
-from . import analysis, plotting, reference, symbolic
+from . import analysis, plotting, reference, rounding, symbolic
 from ._rotate import get_num_threads, set_num_threads
 from .alibi import alibi_bias, alibi_bias_key_form, alibi_slopes
 from .analysis.statistics import EncodingStatistics, dot_product_distance, encoding_statistics
@@ -57,6 +57,7 @@ __all__ = [
     "analysis",
     "plotting",
     "reference",
+    "rounding",
     "symbolic",
     "LAYOUTS",
     "EncodingStatistics",

@@ -28,9 +28,13 @@ def test_toc_lists_exactly_the_chapters():
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_erratum_box_is_labelled_and_listed(path: Path):
     md = markdown_of(path)
-    boxes = len(re.findall(r"\{admonition\} Erratum", md))
+    # An Erratum box is an admonition, or a deep-dive block (_ext/deep_dive.py) when its
+    # evidence cells go inside it; either way it opens closed (the class dropdown).
+    boxes = re.findall(r"\{(admonition|deep-dive-start)\} Erratum.*\n(.*)", md)
     labels = ERRATUM_LABEL.findall(md)
-    assert boxes == len(labels), "each Erratum admonition needs a (erratum-...)= label right before it"
+    assert len(boxes) == len(labels), "each Erratum box needs a (erratum-...)= label right before it"
+    open_boxes = [line for kind, line in boxes if kind == "admonition" and "dropdown" not in line.split()]
+    assert not open_boxes, "every Erratum admonition opens closed (:class: warning dropdown)"
     errata_page = (ROOT / "errata.md").read_text()
     missing = [label for label in labels if f"<{label}>`" not in errata_page]
     assert not missing, f"errata.md does not link {missing}"

@@ -380,6 +380,7 @@ MODULES = (
     "analysis.statistics",
     "rope_nd",
     "mrope",
+    "rounding",
 )
 
 
@@ -1707,6 +1708,10 @@ REGISTRY: dict[str, tuple] = {
         {"x": "array", "p": "array", "step": "real"},
     ),
     "wavelengths": (posenc.wavelengths, {"d_model": 8}, {"d_model": "count", "base": "real"}),
+    "round_up": (posenc.rounding.round_up, {"value": 1.5}, {"value": "real", "digits": "count"}),
+    "round_down": (posenc.rounding.round_down, {"value": 1.5}, {"value": "real", "digits": "count"}),
+    "at_most": (posenc.rounding.at_most, {"value": 1.5}, {"value": "real", "digits": "count"}),
+    "at_least": (posenc.rounding.at_least, {"value": 1.5}, {"value": "real", "digits": "count"}),
     "AttentionProbe": (
         posenc.analysis.AttentionProbe,
         {"method": "alibi", "max_len": 4, "d": 4, "vocab": 4},
@@ -1947,7 +1952,8 @@ def test_the_registry_names_every_public_callable():
         fn = (
             getattr(posenc, name, None)
             or getattr(posenc.analysis, name, None)
-            or getattr(posenc.layouts, name)
+            or getattr(posenc.layouts, name, None)
+            or getattr(posenc.rounding, name)
         )
         assert inspect.getdoc(fn), f"{name} has no docstring"
 

@@ -74,7 +74,7 @@ def test_no_unresolved_reference_and_no_raw_tex(text):
 
 def test_theorems_and_exercises_are_numbered_and_solutions_left_out(text):
     assert re.search(r"Theorem \d+", text)
-    assert len(re.findall(r"Exercise \d+ \(\((?:easy|medium|hard)\)", text)) >= 40
+    assert len(re.findall(r"Exercise [\d.]+ \((?:Easy|Medium|Hard): ", text)) >= 40
     assert not re.search(r"Solution to Exercise", text)
 
 

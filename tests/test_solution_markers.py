@@ -25,3 +25,45 @@ def test_marker_lines_go_and_everything_else_stays():
 def test_code_without_markers_is_unchanged():
     code = "# BEGIN SOLUTION without the three hashes\n\nz = 2\n"
     assert solution_markers.without_markers(code) == code
+
+
+def test_an_exercise_shows_the_student_editions_stub():
+    spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts" / "make_student.py")
+    make_student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_student)
+    assert solution_markers.STUB == make_student.CODE_STUB  # the page shows what the student edition holds
+    code = 'def f(x):\n    """Doc."""\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION\n'
+    stub = solution_markers.as_stub(code)
+    assert "return x + 1" not in stub and "BEGIN SOLUTION" not in stub
+    assert stub.startswith('def f(x):\n    """Doc."""\n    # YOUR CODE HERE\n    raise NotImplementedError(')
+    compile(stub, "<stub>", "exec")  # still valid Python, indented like the region
+
+
+def test_two_regions_each_become_a_stub_and_code_without_regions_is_unchanged():
+    region = "### BEGIN SOLUTION\n{}\n### END SOLUTION\n"
+    code = "a = 1\n" + region.format("b = 2") + "c = 3\n" + region.format("d = 4")
+    stub = solution_markers.as_stub(code)
+    assert stub.count("raise NotImplementedError") == 2 and "c = 3" in stub and "b = 2" not in stub
+    assert solution_markers.as_stub("x = 1\n") == "x = 1\n"
+
+
+def test_a_deep_dive_gathers_prose_and_code_into_one_closed_block(tmp_path):
+    from bs4 import BeautifulSoup
+    from sphinx.application import Sphinx
+
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\nextensions = ['myst_parser', 'deep_dive']\n"
+    )
+    (tmp_path / "index.md").write_text(
+        "# Page\n\nBefore.\n\n(dd-label)=\n```{deep-dive-start} Deep dive: inside\n:class: warning\n```\n\n"
+        "Inside prose.\n\n```python\nx = 1\n```\n\n```{deep-dive-end}\n```\n\nAfter.\n"
+    )
+    app = Sphinx(tmp_path, tmp_path, tmp_path / "_out", tmp_path / "_dt", "html", status=None, warning=None)
+    app.build()
+    soup = BeautifulSoup((tmp_path / "_out" / "index.html").read_text(), "html.parser")
+    (block,) = soup.select("div.deep-dive")
+    assert block["class"] == ["dropdown", "deep-dive", "warning", "admonition"] and block["id"] == "dd-label"
+    assert block.select_one(".admonition-title").get_text() == "Deep dive: inside"
+    inside = block.get_text()
+    assert "Inside prose." in inside and "x = 1" in inside  # the prose and the code block
+    assert "Before." not in inside and "After." not in inside and "After." in soup.get_text()
