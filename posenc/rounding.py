@@ -2,7 +2,7 @@
 
 A measured bound such as "the error is at most 1.42e-14" must not be displayed as "at most
 1e-14": rounding to nearest can move a bound to the wrong side of the value it bounds. These
-helpers round the exact binary value of a float (read with :class:`decimal.Decimal`, so no
+helpers round the exact binary value of a float (read with ``decimal.Decimal``, so no
 second rounding happens on the way) to ``digits`` significant digits, up for an upper bound
 and down for a lower bound, and return the text a chapter glues.
 """

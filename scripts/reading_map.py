@@ -86,75 +86,92 @@ def reduced(graph: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def title(stem: str) -> str:
+    """The chapter's title without a typed number ("3. Sinusoidal construction" -> "Sinusoidal ...")."""
     nb = nbformat.read(ROOT / "chapters" / f"{stem}.ipynb", as_version=4)
     for cell in nb.cells:
         heading = re.search(r"^# (.+)$", cell.source, flags=re.M) if cell.cell_type == "markdown" else None
         if heading:
-            return heading.group(1).strip()
+            return re.sub(r"^\w{1,2}\.\s+", "", heading.group(1).strip())
     return stem
 
 
-def draw(path: Path = OUT) -> list[tuple[str, str]]:
+def wrapped(text: str, width: int = 24) -> str:
+    """``text`` broken into lines of at most ``width`` characters, at spaces."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def draw(path: Path = OUT, per_row: int = 3) -> list[tuple[str, str]]:
+    """Draw the map: one band per part, top to bottom; in it the part's chapters as boxes,
+    ``per_row`` to a row (narrow enough to read on a phone), each box saying which earlier
+    chapters it needs (the arrows of ``reduced(edges())``, written as chapter numbers)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+    from matplotlib.patches import FancyBboxPatch
 
     import posenc.plotting
 
     posenc.plotting.use_book_style()
     layout = parts()
-    rows = max(len(stems) for _, stems in layout)
-    width, height = 0.84, 0.52  # of a chapter's box; columns 1 apart, rows 1 apart
-    fig, ax = plt.subplots(figsize=(2.5 * len(layout), 0.62 * rows + 1.0))
-    where: dict[str, tuple[float, float]] = {}
-    for col, (caption, stems) in enumerate(layout):
-        ax.text(col, 0.5, caption, ha="center", va="bottom", fontsize=9, weight="bold")
-        for row, stem in enumerate(stems):
-            x, y = col, -row
-            where[chapter_number(stem)] = (x, y)
-            box = FancyBboxPatch(
-                (x - width / 2, y - height / 2),
+    graph = reduced(edges())
+    needed: dict[str, list[str]] = {}
+    for a, b in graph:
+        needed.setdefault(b, []).append(a)
+    width, height, gap = 1.95, 0.66, 0.1  # a box, in inches
+    y = 0.0
+    boxes, captions = [], []
+    for caption, stems in layout:
+        y -= 0.36
+        captions.append((y, caption))
+        y -= 0.12
+        for start in range(0, len(stems), per_row):
+            for col, stem in enumerate(stems[start : start + per_row]):
+                boxes.append((col * (width + gap), y - height, stem))
+            y -= height + gap
+    total_w, total_h = per_row * (width + gap) - gap, -y + 0.05
+    fig = plt.figure(figsize=(total_w, total_h))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-0.02, total_w + 0.02)
+    ax.set_ylim(-total_h, 0)
+    ax.axis("off")
+    for yc, caption in captions:
+        ax.text(0, yc + 0.04, caption, ha="left", va="bottom", fontsize=11, weight="bold")
+    for x0, y0, stem in boxes:
+        number = chapter_number(stem)
+        ax.add_patch(
+            FancyBboxPatch(
+                (x0, y0),
                 width,
                 height,
                 fc="#f2f2f2",
                 ec="#555555",
                 lw=0.8,
-                boxstyle="round,pad=0,rounding_size=0.08",
-                zorder=2,
-            )
-            ax.add_patch(box)
-            label = title(stem)
-            label = label if len(label) <= 30 else label[:28] + "…"
-            ax.text(x, y, label, ha="center", va="center", fontsize=7.5, zorder=3)
-    graph = reduced(edges())
-    for a, b in graph:
-        (x0, y0), (x1, y1) = where[a], where[b]
-        if x0 != x1:  # to the next part: right edge to left edge
-            start, end, bend = (x0 + width / 2, y0), (x1 - width / 2, y1), 0.12 * (1 if y1 < y0 else -1)
-        elif abs(y1 - y0) == 1:  # the next chapter of the part: straight down
-            start, end, bend = (x0, y0 - height / 2), (x1, y1 + height / 2), 0.0
-        else:  # further down the same part: round the left of the column
-            start, end, bend = (x0 - width / 2, y0), (x1 - width / 2, y1), 0.35
-        ax.add_patch(
-            FancyArrowPatch(
-                start,
-                end,
-                arrowstyle="-|>",
-                mutation_scale=8,
-                lw=0.7,
-                alpha=0.8,
-                connectionstyle=f"arc3,rad={bend}",
-                color="#0072B2",
-                zorder=1,
+                boxstyle="round,pad=0,rounding_size=0.06",
             )
         )
-    ax.set_xlim(-0.75, len(layout) - 0.3)
-    ax.set_ylim(-rows + 0.4, 1.0)
-    ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=130, metadata={"edges": json.dumps(graph), "Software": None})
+        ax.text(
+            x0 + 0.08,
+            y0 + height - 0.07,
+            wrapped(f"{number}. " + title(stem), 23),
+            ha="left",
+            va="top",
+            fontsize=9.5,
+            linespacing=1.1,
+        )
+        needs_text = (
+            "needs " + ", ".join(sorted(needed.get(number, []), key=int))
+            if number in needed
+            else "start here"
+        )
+        ax.text(x0 + 0.08, y0 + 0.06, needs_text, ha="left", va="bottom", fontsize=9, color="#0072B2")
+    fig.savefig(path, dpi=150, metadata={"edges": json.dumps(graph), "Software": None})
     plt.close(fig)
     return graph
 
