@@ -519,3 +519,31 @@ def test_colour_mode_button_is_named_by_its_label_whichever_script_runs_first(br
             assert found == []
     finally:
         httpd.shutdown()
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_no_code_exercise_shows_its_answer(page):
+    """Ask before answering: the lines of a code exercise's model answer (its nbgrader solution
+    region) appear on the page only inside a closed solution, never where the exercise is asked
+    (``_ext/solution_markers.py`` shows the student edition's stub there)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((SITE / page).read_text(encoding="utf-8"), "html.parser")
+    for closed in soup.select("details, .dropdown, .toggle-hidden"):
+        closed.decompose()
+    visible = re.sub(r"\s+", " ", soup.get_text())
+    nb = json.loads((ROOT / page.removesuffix(".html")).with_suffix(".ipynb").read_text())
+    asked = 0
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        region = re.search(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S)
+        if cell["cell_type"] != "code" or "exercise" not in cell["metadata"].get("tags", []) or not region:
+            continue
+        asked += 1
+        lines = [ln.strip() for ln in region.group(1).splitlines()]
+        lines = [ln for ln in lines if len(ln) >= 12 and not ln.startswith("#")]
+        shown = [ln for ln in lines if re.sub(r"\s+", " ", ln) in visible]
+        assert not shown, f"{page}: a code exercise shows its answer: {shown[:3]}"
+        assert "raise NotImplementedError" in visible, f"{page}: the exercise's stub is not shown"
+    if not asked:
+        pytest.skip(f"{page} has no code exercise")
