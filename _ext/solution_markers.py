@@ -30,7 +30,7 @@ REGION = re.compile(
 # The stub of the student edition (scripts/make_student.py's CODE_STUB; a test checks they agree).
 STUB = (
     "# YOUR CODE HERE\n"
-    'raise NotImplementedError("not yet implemented: write your code here, then run the cells below")'
+    'raise NotImplementedError("not yet implemented: write your code here")'
 )
 
 

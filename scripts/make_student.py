@@ -63,7 +63,7 @@ PAGE_SUFFIXES = (".ipynb", ".md", ".rst")
 TEXT_STUB = ""
 CODE_STUB = (
     "# YOUR CODE HERE\n"
-    'raise NotImplementedError("not yet implemented: write your code here, then run the cells below")'
+    'raise NotImplementedError("not yet implemented: write your code here")'
 )
 MD_BEGIN, MD_END = "% BEGIN SOLUTION", "% END SOLUTION"
 LAUNCH_OFF = {"binderhub_url": '""', "colab_url": '""', "thebe": "false", "use_repository_button": "false"}
