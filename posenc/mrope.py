@@ -128,9 +128,11 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]]) -> np.ndarra
 
     This is the rule of Qwen2-VL's ``get_rope_index`` as transformers 4.x writes it
     (``st_idx = llm_pos_ids_list[-1].max() + 1``; the temporal id of Qwen2-VL is the
-    frame index). transformers 5.x advances by :math:`\max(h, w)` after a grid instead,
-    which differs from this for a video with more frames than rows and columns
-    (:math:`t > \max(h, w)`); images (:math:`t = 1`) agree. Example: ``[2, (1, 2, 3), 2]``
+    frame index; release 5.2 still has it). From release 5.3, transformers advances by
+    :math:`\max(h, w)` after a grid instead (``get_rope_index`` with
+    ``get_vision_position_ids``), which differs from this for a video with more frames
+    than rows and columns (:math:`t > \max(h, w)`), followed by more tokens; images
+    (:math:`t = 1`) agree. Example: ``[2, (1, 2, 3), 2]``
     gives temporal ids ``0 1 2 2 2 2 2 2 5 6``, height ``0 1 2 2 2 3 3 3 5 6``, width
     ``0 1 2 3 4 2 3 4 5 6``.
 
