@@ -33,6 +33,13 @@ for path in sorted((root / "chapters").glob("*.ipynb")):
     label = re.search(r"^\((ch-\w+)\)=$", text, flags=re.M)
     title = re.search(r"^# (.+)$", text, flags=re.M)
     stub = (f"({label.group(1)})=\n" if label else "") + f"# {title.group(1)}\n\n(stub for the one-chapter build)\n"
+    # The chapter's other targets, so that links into it resolve: section labels as sections,
+    # theorem-like and exercise labels as directives of the same kind (stub text).
+    for other in re.findall(r"^\(([\w-]+)\)=$", text, flags=re.M):
+        if other != (label.group(1) if label else None):
+            stub += f"\n({other})=\n## {other}\n"
+    for kind, target in re.findall(r"^`{3,}\{(prf:\w+|exercise)\}.*\n(?::\w+:.*\n)*?:label: ([\w-]+)", text, flags=re.M):
+        stub += f"\n```{{{kind}}} stub\n:label: {target}\nstub\n```\n"
     (tmp / "chapters" / f"{path.stem}.md").write_text(stub)
     with open(tmp / "_toc.yml", "a") as toc:
         toc.write(f"  - file: chapters/{path.stem}\n")
