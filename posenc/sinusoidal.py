@@ -105,11 +105,14 @@ def sinusoidal_encoding(
     contents are identical to the returned table without ``out``.
     :func:`iter_sinusoidal_blocks` yields the same table in row blocks.
 
-    Accuracy and speed. The angle :math:`p\,\omega_i` is never rounded: positions are
-    float64 (never int32 or float32), :math:`\omega_i` is carried as a sum of two float64
-    numbers and the product :math:`p\,\omega_i` as an exact ``hi + delta`` pair, so every
-    entry is within a few float64 rounding errors (:math:`\lesssim 2^{-51}`) of the exact
-    value at *every* position, instead of the :math:`|p|\,\omega_i\,2^{-53}` of the
+    Accuracy and speed. The angle :math:`p\,\omega_i` is carried beyond float64: positions
+    are float64 (never int32 or float32), :math:`\omega_i` is a sum ``w_hi + w_lo`` of two
+    float64 numbers (about 106 bits), ``p * w_hi`` is split exactly into ``hi`` plus its
+    rounding error, and only the small correction ``delta`` (that error plus ``p * w_lo``)
+    is rounded, so the angle ``hi + delta`` is within about :math:`|p|\,\omega_i\,2^{-106}`
+    (at most about :math:`2^{-53}` for :math:`|p| \le 2^{53}`) and every entry is within a
+    few float64 rounding errors (:math:`\lesssim 2^{-51}`) of the exact value at *every*
+    position, instead of the :math:`|p|\,\omega_i\,2^{-53}` of the
     textbook ``sin(p * w)``. Integer positions :math:`p = p_0 + j`
     (:math:`p_0` a multiple of 256, :math:`0 \le j < 256`) are combined by angle addition
     from exact sin/cos of the block starts and offsets, a few multiply-adds per entry
