@@ -28,10 +28,7 @@ REGION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$.*?^[ \t]*### END SOLUTION[ \t]*$", re.M | re.S
 )
 # The stub of the student edition (scripts/make_student.py's CODE_STUB; a test checks they agree).
-STUB = (
-    "# YOUR CODE HERE\n"
-    'raise NotImplementedError("not yet implemented: write your code here")'
-)
+STUB = '# YOUR CODE HERE\nraise NotImplementedError("not yet implemented: write your code here")'
 
 
 def without_markers(code: str) -> str:

@@ -61,10 +61,7 @@ COPY_FILES = ("references.bib", "posenc/reference.py")
 PAGE_SUFFIXES = (".ipynb", ".md", ".rst")
 
 TEXT_STUB = ""
-CODE_STUB = (
-    "# YOUR CODE HERE\n"
-    'raise NotImplementedError("not yet implemented: write your code here")'
-)
+CODE_STUB = '# YOUR CODE HERE\nraise NotImplementedError("not yet implemented: write your code here")'
 MD_BEGIN, MD_END = "% BEGIN SOLUTION", "% END SOLUTION"
 LAUNCH_OFF = {"binderhub_url": '""', "colab_url": '""', "thebe": "false", "use_repository_button": "false"}
 _OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>solution(?:-start|-end)?)\}")
