@@ -11,10 +11,31 @@ It runs after sphinx-exercise has merged each gated solution into one node.
 from __future__ import annotations
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_exercise.nodes import solution_node
 
 HIDDEN_INPUT = {"input", "input+output", "all"}  # myst-nb's hide_mode of a collapsed cell
+
+
+class NumberedTitles(SphinxPostTransform):
+    """Chapter titles carry their number in print too ("3. Sinusoidal construction").
+
+    On the site Sphinx numbers the chapters of the numbered parts of ``_toc.yml`` and puts the
+    number before each title (figures and theorems follow: Fig. 3.1). The LaTeX writer does not
+    print those numbers (and LaTeX's own would count the preface's sections too), so for the
+    LaTeX builder this prefixes the number Sphinx assigned to each chapter's title.
+    """
+
+    builders = ("latex",)
+    default_priority = 4
+
+    def run(self, **kwargs) -> None:
+        for start in self.document.findall(addnodes.start_of_file):
+            number = self.env.toc_secnumbers.get(start["docname"], {}).get("")
+            section = next(iter(start.findall(nodes.section)), None)
+            if number and section is not None and isinstance(section[0], nodes.title):
+                section[0].insert(0, nodes.Text(".".join(map(str, number)) + ". "))
 
 
 class PrintedEdition(SphinxPostTransform):
@@ -32,5 +53,6 @@ class PrintedEdition(SphinxPostTransform):
 
 
 def setup(app):
+    app.add_post_transform(NumberedTitles)
     app.add_post_transform(PrintedEdition)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
