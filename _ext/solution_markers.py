@@ -10,6 +10,9 @@ but a reader must be asked before they are answered, so on every builder:
 * the full answer (without the marker lines) is appended to the first sphinx-exercise
   solution that follows the cell, which the site shows closed and the PDF edition leaves
   out (``_ext/pdf_edition.py``); a code exercise with no solution after it is an error;
+* the printed output of its checker cell (tagged ``exercise-check``, after the exercise: what
+  the checker says of the model answer, "correct on N inputs") moves into that solution
+  too, so that no "correct" stands under a stub the reader has not filled in yet;
 * in every other code cell (gated solution cells, tagged ``solution``) only the two marker
   lines leave the displayed source.
 """
@@ -52,12 +55,25 @@ class ExerciseStubs(SphinxPostTransform):
 
     def run(self, **kwargs) -> None:
         pending: list[str] = []  # answers waiting for the next solution in document order
+        checked: list[nodes.Node] = []  # checker outputs waiting for the same solution
         for node in list(self.document.findall()):
             if isinstance(node, solution_node) and pending:
                 for answer in pending:
                     node += nodes.paragraph(text="The model answer to the code exercise:")
                     node += nodes.literal_block(answer, answer, language="ipython3")
-                pending = []
+                if checked:
+                    node += nodes.paragraph(text="What the checker prints for it:")
+                    node.extend(checked)
+                pending, checked = [], []
+            if (
+                pending
+                and isinstance(node, nodes.container)
+                and node.get("nb_element") == "cell_code_output"
+                and "exercise-check" in node.parent.get("cell_metadata", {}).get("tags", [])
+            ):
+                node.parent.remove(node)
+                checked.append(node)
+                continue
             if not (isinstance(node, nodes.container) and node.get("nb_element") == "cell_code_source"):
                 continue
             tags = node.parent.get("cell_metadata", {}).get("tags", [])

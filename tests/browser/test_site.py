@@ -545,5 +545,8 @@ def test_no_code_exercise_shows_its_answer(page):
         shown = [ln for ln in lines if re.sub(r"\s+", " ", ln) in visible]
         assert not shown, f"{page}: a code exercise shows its answer: {shown[:3]}"
         assert "raise NotImplementedError" in visible, f"{page}: the exercise's stub is not shown"
+    # The checker's verdict on the model answer ("correct on N inputs") waits in the solution too.
+    verdicts = [c for c in soup.select("div.tag_exercise-check") if c.select(".cell_output")]
+    assert asked == 0 or not verdicts, f"{page}: a checker's output shows under an unfilled stub"
     if not asked:
         pytest.skip(f"{page} has no code exercise")
