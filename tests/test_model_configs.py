@@ -77,8 +77,11 @@ ROPE = [(m["id"], d, base, sc) for m in MODELS if m["encoding"] == "rope" for d,
 
 def source_problem(entry: dict) -> str | None:
     """Why ``entry`` (one value of the data file) lacks an allowed source, or None when it has one."""
-    if set(entry) - {"value", "kind", "source", "also"} or not {"value", "kind", "source"} <= set(entry):
+    allowed = {"value", "kind", "source", "also", "caveat"}
+    if set(entry) - allowed or not {"value", "kind", "source"} <= set(entry):
         return f"keys {sorted(entry)}"
+    if "caveat" in entry and not ("not read here" in entry["caveat"] and len(entry["caveat"]) >= 40):
+        return "a caveat must say which file overrides the value and that it was not read"
     if entry["kind"] not in KINDS:
         return f"kind {entry['kind']!r} is not one of {sorted(KINDS)}"
     source = entry["source"]
@@ -90,6 +93,8 @@ def source_problem(entry: dict) -> str | None:
         r"@ [0-9a-f]{7}", source
     ):
         return "no repository revision ('owner/name @ commit')"
+    if entry["kind"] == "paper" and not re.search(r"\b(section|Table) [0-9]", source):
+        return "a paper without its section or table"
     if entry["kind"] in ("authors-code", "checkpoint-file") and not re.search(
         r"\.(py|json|ya?ml|md|gin)\b", source
     ):
@@ -127,6 +132,13 @@ def test_schema_every_value_has_an_allowed_source():
             "source": "mistralai/mistral-src, mistral/model.py somewhere",
         },
         {"value": 4096, "kind": "paper"},
+        {"value": 768, "kind": "paper", "source": "Radford et al. 2019, the GPT-2 paper, somewhere"},
+        {
+            "value": 4096,
+            "kind": "authors-code",
+            "source": "meta-llama/llama @ 689c7f2, llama/model.py, ModelArgs dim",
+            "caveat": "a default",
+        },
     ],
 )
 def test_a_value_without_an_allowed_source_is_refused(entry):
@@ -210,3 +222,29 @@ def test_other_positional_settings():
         max_distance=value(t5, "relative_attention_max_distance"),
     )
     assert buckets.min() == 0 and buckets.max() == value(t5, "relative_attention_num_buckets") - 1
+
+
+# the values read from a default that the released checkpoint's own file replaces (expert read, item 3-4)
+CAVEATED = {
+    ("gpt2", "n_ctx"), ("gpt2", "n_embd"), ("gpt2", "n_head"),
+    ("llama-2-7b", "dim"), ("llama-2-7b", "n_heads"),
+    ("llama-4-scout", "rope_theta"), ("llama-4-scout", "floor_scale"), ("llama-4-scout", "attn_scale"),
+    ("mpt-7b", "n_heads"), ("mpt-7b", "d_model"), ("mpt-7b", "max_seq_len"), ("mpt-7b", "alibi_bias_max"),
+}  # fmt: skip
+
+
+def test_code_defaults_that_a_loader_overrides_carry_a_caveat():
+    caveated = {(m["id"], k) for m in MODELS for k, e in m["values"].items() if "caveat" in e}
+    assert caveated == CAVEATED
+    overridden = ("gpt2", "llama-2-7b", "llama-4-scout")  # loaders that rebuild the arguments from a file
+    for m in MODELS:
+        for key, entry in m["values"].items():
+            src = entry["source"]
+            code_default = "default_hparams()" in src or (
+                "ModelArgs " in src and "ModelArgs.validate" not in src
+            )
+            if (code_default and m["id"] in overridden) or "yamls/pretrain" in src:
+                assert "caveat" in entry, (m["id"], key)
+    # where a paper holds the value, the paper is the kind
+    assert {k for k, e in BY_ID["gpt2"]["values"].items() if e["kind"] == "paper"} == {"n_ctx", "n_embd"}
+    assert {k for k, e in BY_ID["llama-2-7b"]["values"].items() if e["kind"] == "paper"} == {"dim", "n_heads"}
