@@ -61,8 +61,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("14_rope_frequencies", "under 0.75-RoPE", "the parameter p of p-RoPE (16 of 64 pairs at frequency 0)"),
     (
         "15_position_without_encoding",
-        "$a^2 \\approx 0.01 \\ln^2 s$",
-        "0.1^2, the square of the constant of YaRN's formula a = 0.1 ln s + 1",
+        "$a^2 = 1 + 0.2\\ln s + 0.01\\ln^2 s$",
+        "YaRN's a = 0.1 ln s + 1, squared and expanded (the formula's constants)",
     ),
     (
         "17_inference_time",
