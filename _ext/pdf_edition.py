@@ -1,6 +1,7 @@
 """Sphinx extension: what the PDF edition leaves out, since a printed page cannot collapse.
 
-On the site, exercise solutions sit in collapsed dropdowns and the code of certifying,
+On the site, exercise solutions (and closed blocks of class ``answer``) sit in collapsed
+dropdowns and the code of certifying,
 figure and set-up cells is collapsed (``hide-input``, ``hide-cell``) with its output in
 view. For the LaTeX builder only, this drops the solutions and the collapsed code,
 keeping every output (the printed results, the figures). sphinx-exercise's own
@@ -45,6 +46,11 @@ class PrintedEdition(SphinxPostTransform):
     def run(self, **kwargs) -> None:
         for node in list(self.document.findall(solution_node)):
             node.parent.remove(node)
+        # A closed block that holds an exercise's answer (deep-dive-start with :class: answer,
+        # e.g. a reference listing that is the model answer) stays out of print, like solutions.
+        for node in list(self.document.findall(nodes.admonition)):
+            if "answer" in node["classes"] and node.parent is not None:
+                node.parent.remove(node)
         for cell in list(self.document.findall(nodes.container)):
             if cell.get("nb_element") == "cell_code" and cell.get("hide_mode") in HIDDEN_INPUT:
                 for child in list(cell.children):
