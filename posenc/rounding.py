@@ -17,7 +17,9 @@ from ._validation import check_positive_int
 __all__ = ["at_least", "at_most", "round_down", "round_up"]
 
 
-def _directed(value: float, digits: int, rounding: str, name: str) -> Decimal:
+def _directed(value: float, digits: int, rounding: str, name: str) -> tuple[Decimal, int]:
+    """``value`` rounded to ``digits`` significant digits in the direction ``rounding``, and the
+    validated ``digits``."""
     digits = check_positive_int(digits, "digits", maximum=17)
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise TypeError(f"{name}: value must be a real number, got {type(value).__name__}")
@@ -26,9 +28,9 @@ def _directed(value: float, digits: int, rounding: str, name: str) -> Decimal:
         raise ValueError(f"{name}: value must be finite, got {x}")
     exact = Decimal(x)
     if exact == 0:
-        return exact
+        return exact, digits
     step = Decimal(1).scaleb(exact.adjusted() - digits + 1)  # one unit in the last kept digit
-    return exact.quantize(step, rounding=rounding)
+    return exact.quantize(step, rounding=rounding), digits
 
 
 def round_up(value: float, digits: int = 2) -> float:
@@ -37,7 +39,7 @@ def round_up(value: float, digits: int = 2) -> float:
     ``round_up(1.42e-14) == 1.5e-14``; a value that already has ``digits`` digits is kept.
     (The result is the nearest float to that decimal, which prints as the decimal.)
     """
-    return float(_directed(value, digits, ROUND_CEILING, "round_up"))
+    return float(_directed(value, digits, ROUND_CEILING, "round_up")[0])
 
 
 def round_down(value: float, digits: int = 2) -> float:
@@ -45,10 +47,11 @@ def round_down(value: float, digits: int = 2) -> float:
 
     ``round_down(0.9957) == 0.99``.
     """
-    return float(_directed(value, digits, ROUND_FLOOR, "round_down"))
+    return float(_directed(value, digits, ROUND_FLOOR, "round_down")[0])
 
 
-def _text(d: Decimal, digits: int) -> str:
+def _text(rounded: tuple[Decimal, int]) -> str:
+    d, digits = rounded
     x = float(d)
     if x != 0 and not 1e-4 <= abs(x) < 1e6:
         return f"{x:.{digits - 1}e}"
@@ -62,8 +65,7 @@ def at_most(value: float, digits: int = 2) -> str:
     ``at_most(1.42e-14) == "1.5e-14"``, ``at_most(7.11e-15) == "7.2e-15"``,
     ``at_most(0.0291, 1) == "0.03"``.
     """
-    digits = check_positive_int(digits, "digits", maximum=17)
-    return _text(_directed(value, digits, ROUND_CEILING, "at_most"), digits)
+    return _text(_directed(value, digits, ROUND_CEILING, "at_most"))
 
 
 def at_least(value: float, digits: int = 2) -> str:
@@ -72,5 +74,4 @@ def at_least(value: float, digits: int = 2) -> str:
     ``at_least(0.0291) == "0.029"``, ``at_least(0.9957, 3) == "0.995"``,
     ``at_least(1.9898, 3) == "1.98"``.
     """
-    digits = check_positive_int(digits, "digits", maximum=17)
-    return _text(_directed(value, digits, ROUND_FLOOR, "at_least"), digits)
+    return _text(_directed(value, digits, ROUND_FLOOR, "at_least"))
