@@ -141,10 +141,15 @@ test-binder-fresh: $(STAMP)
 test-colab: $(STAMP)
 	$(BIN)/python scripts/check_colab.py --python $(PYTHON)
 
-## lint: ruff check and ruff format --check, chapters included
+# The workflows are checked offline: against GitHub's workflow schema (bundled with
+# check-jsonschema) and by zizmor's security audit (unpinned actions, permissions, injection),
+# which fails on a finding of medium severity or more.
+## lint: ruff check and ruff format --check (chapters included), the workflows' schema and audit
 lint: $(STAMP)
 	$(BIN)/ruff check posenc tests scripts _ext chapters
 	$(BIN)/ruff format --check posenc tests scripts _ext chapters
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(BIN)/zizmor --offline --min-severity medium .github/workflows
 
 ## student: the student edition in _build/student, its site in _build/student/html
 student: $(STAMP)

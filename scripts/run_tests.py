@@ -79,7 +79,7 @@ STAGES = (
         ("UNIT_WORKERS=0",),
     ),
     Stage("nbgrader", "test-nbgrader", ("env",), "nbgrader generate_assignment, autograde, feedback"),
-    Stage("lint", "lint", ("env",), "ruff check and ruff format --check, chapters included", BACKGROUND),
+    Stage("lint", "lint", ("env",), "ruff, chapters included; the workflows' schema and audit", BACKGROUND),
     Stage(
         "binder",
         "test-binder",

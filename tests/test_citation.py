@@ -56,3 +56,31 @@ def test_licence_covers_text_and_code_and_shows_in_the_footer():
     assert re.search(r"Permission is hereby granted, free of charge", text)
     footer = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["extra_footer"]
     assert "CC BY 4.0" in footer and "MIT" in footer
+
+
+def newest_release(changelog: str) -> str:
+    """The version of the first ``## [x.y.z] - date`` heading of a Keep a Changelog file."""
+    match = re.search(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, flags=re.M)
+    assert match, "CHANGELOG.md has no released version heading"
+    return match.group(1)
+
+
+def test_one_version_everywhere(citation):
+    import posenc
+
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"$', pyproject, flags=re.M).group(1)
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert changelog.splitlines()[0] == "# Changelog"
+    assert "## [Unreleased]" in changelog
+    assert {citation["version"], posenc.__version__, newest_release(changelog)} == {version}
+    assert re.search(rf"^\[{re.escape(version)}\]: https://", changelog, flags=re.M), (
+        "no link for the release"
+    )
+
+
+def test_the_version_check_can_fail():
+    changelog = "## [Unreleased]\n\n## [0.2.0] - 2026-12-01\n\n## [0.1.0] - 2026-11-24\n"
+    assert newest_release(changelog) == "0.2.0"
+    with pytest.raises(AssertionError):
+        newest_release("## [Unreleased]\n")

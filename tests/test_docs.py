@@ -38,6 +38,17 @@ def _phony_targets() -> set[str]:
     return {name for line in declared for name in line.split()}
 
 
+# The one image from outside the repository: the test workflow's status badge.
+BADGE = f"{URL}/actions/workflows/test.yml/badge.svg"
+
+
+def test_readme_shows_the_test_badge_and_the_publishing_steps():
+    assert f"[![test]({BADGE})]({URL}/actions/workflows/test.yml)" in README
+    assert (ROOT / ".github" / "workflows" / "test.yml").is_file()
+    assert (ROOT / ".github" / "workflows" / "publish.yml").is_file()
+    assert "GitHub Actions" in README and "push to `main`" in README
+
+
 def test_readme_is_at_most_90_lines():
     assert len(README.splitlines()) <= 90
 
@@ -53,6 +64,7 @@ def test_readme_shows_the_clone_and_the_two_commands():
 
 def test_readme_image_is_a_committed_png_under_300_kb():
     images = re.findall(r"!\[([^\]]*)\]\(([^)\s]+)\)", README)
+    images = [(alt, target) for alt, target in images if target != BADGE]
     assert images, "README shows a page of the book"
     for alt, target in images:
         assert alt.strip(), f"{target}: alt text"
@@ -67,8 +79,10 @@ def test_readme_image_is_a_committed_png_under_300_kb():
 
 def test_readme_points_only_inside_the_repository():
     for url in re.findall(r"[a-z][a-z+.-]*://[^\s)`>\]]+", README):
-        assert url.removesuffix(".git") == URL, url
+        assert url.removesuffix(".git") in {URL, BADGE, BADGE.removesuffix("/badge.svg")}, url
     for target in re.findall(r"\]\(([^)\s]+)\)", README):
+        if target.startswith(URL):
+            continue
         assert (ROOT / target).resolve().is_relative_to(ROOT), target
         assert (ROOT / target).exists(), target
     for name in re.findall(r"`([\w./-]+\.(?:md|yml|cff|txt|png))`", README):
