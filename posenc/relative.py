@@ -112,10 +112,11 @@ def _thresholds(max_exact: int, n_log: int, max_distance: int) -> tuple[int, ...
 def t5_bucket_thresholds(
     *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> np.ndarray:
-    r"""Smallest distance :math:`n = |r|` of every bucket of one direction (exact integers).
+    r"""Smallest distance :math:`n = |r|` whose bucket is at least ``b``, for every bucket ``b``.
 
-    Entry ``b`` is the first distance that lands in bucket ``b`` (of the half, before the
-    bidirectional offset): ``b`` for the exact buckets ``b < m``, and for the logarithmic
+    Entry ``b`` is the smallest distance whose bucket (of the half, before the bidirectional
+    offset) is at least ``b``; bucket ``b`` is empty when entries ``b`` and ``b + 1`` are
+    equal (``num_buckets=32, max_distance=9``: entries 9 to 15 are all 9). Exact integers: ``b`` for the exact buckets ``b < m``, and for the logarithmic
     bucket ``m + t`` (``t = 1 .. s-1``) the smallest integer :math:`n` with
     :math:`n^s \ge D^t m^{s-t}`, i.e. :math:`\lceil m (D/m)^{t/s} \rceil`. Entry ``m`` is
     ``m`` itself. The bucket of a distance ``n`` is the number of entries ``<= n``, minus 1.
