@@ -66,7 +66,7 @@ pdf: $(STAMP)
 ## test-pdf: build the PDF where XeLaTeX is installed and read it back (else skipped, said so)
 test-pdf: $(STAMP)
 	if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) pdf; fi
-	$(BIN)/pytest tests/test_pdf.py -rs
+	$(BIN)/pytest tests/test_pdf.py tests/test_site_weight.py -rs
 
 ## book: build the site into _build/html, executing every chapter (and the PDF where possible)
 book: $(STAMP)
@@ -84,7 +84,7 @@ test:
 UNIT_WORKERS ?= 2
 ## test-unit: unit and property tests of posenc and the tooling
 test-unit: $(STAMP)
-	$(BIN)/pytest -n $(UNIT_WORKERS) tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py --ignore=tests/test_pdf.py \
+	$(BIN)/pytest -n $(UNIT_WORKERS) tests --ignore=tests/browser --ignore=tests/test_nbgrader_workflow.py --ignore=tests/test_pdf.py --ignore=tests/test_site_weight.py \
 	  -k "not built_student_site"
 
 ## test-nbgrader: nbgrader's generate_assignment, autograde and feedback round trip
@@ -126,7 +126,6 @@ test-student: $(STAMP)
 	$(BIN)/jupyter-book build _build/student --all -W -n --keep-going --config _build/config-student-stored.yml
 	rm -rf _build/student/html
 	mv _build/student/_build/html _build/student/html
-	if [ -f _build/latex/book.pdf ]; then cp _build/latex/book.pdf _build/student/html/book.pdf; fi
 	$(BIN)/pytest tests/test_student_edition.py -rs -k built_student_site
 
 ## test-binder: .venv-reader holds exactly requirements.txt and posenc from this checkout
@@ -157,7 +156,6 @@ student: $(STAMP)
 	$(BIN)/jupyter-book build _build/student --all -W -n --keep-going
 	rm -rf _build/student/html
 	mv _build/student/_build/html _build/student/html
-	if [ -f _build/latex/book.pdf ]; then cp _build/latex/book.pdf _build/student/html/book.pdf; fi
 	@echo "open _build/student/html/index.html"
 
 ## colab-cell: rewrite every chapter's Colab set-up cell from repository.url and .branch

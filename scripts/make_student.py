@@ -56,8 +56,8 @@ from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTRUCTOR_ONLY = {"instructors.md", "README.md", "CONTRIBUTING.md"}
-COPY_DIRS = ("_ext", "_static")
-COPY_FILES = ("references.bib", "posenc/reference.py")
+COPY_DIRS = ("_ext", "_static", "_templates")
+COPY_FILES = ("references.bib", "posenc/reference.py", "CITATION.cff")
 PAGE_SUFFIXES = (".ipynb", ".md", ".rst")
 
 TEXT_STUB = ""
@@ -165,6 +165,21 @@ def student_markdown(text: str, name: str) -> str:
     return (cells[0].source.rstrip("\n") + "\n") if cells else ""
 
 
+# The PDF edition is typeset from the instructor's sources (instructors.md included), so the
+# student site carries none; its preface says so instead of linking book.pdf.
+NO_PDF = "This student edition has no PDF: the PDF edition is built with the instructor's pages."
+
+
+def student_preface(text: str) -> str:
+    """The preface with its paragraph offering book.pdf replaced by ``NO_PDF``."""
+    paragraphs = text.split("\n\n")
+    offering = [i for i, para in enumerate(paragraphs) if 'href="book.pdf"' in para]
+    if len(offering) != 1:
+        raise StudentEditionError(f"intro.md: {len(offering)} paragraphs link book.pdf, expected 1")
+    paragraphs[offering[0]] = NO_PDF
+    return "\n\n".join(paragraphs)
+
+
 def toc_files(toc_text: str) -> list[str]:
     return re.findall(r"^\s*-?\s*(?:file|root):\s*(\S+)\s*$", toc_text, flags=re.M)
 
@@ -201,6 +216,8 @@ def write_page(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.suffix == ".ipynb":
         nbformat.write(student_notebook(src), dst)
+    elif src.name == "intro.md":
+        dst.write_text(student_markdown(student_preface(src.read_text()), src.name))
     elif src.suffix == ".md":
         dst.write_text(student_markdown(src.read_text(), src.name))
     else:

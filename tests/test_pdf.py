@@ -72,6 +72,87 @@ def test_no_unresolved_reference_and_no_raw_tex(text):
         assert raw not in text, raw
 
 
+def solution_lines() -> dict[str, list[str]]:
+    """Each code exercise's model answer (its nbgrader solution region), by cell: the lines of
+    20 characters or more that are not comments, whitespace removed (as pdftotext may break
+    or join them). A line the book also shows outside every solution (a taught listing, the
+    reference module the chapters include) is not an answer's and is left out."""
+    answers, taught = {}, []
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
+            outside = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", cell.source, flags=re.S)
+            if "solution" not in cell.metadata.get("tags", []):
+                taught.append(outside)
+            for n, region in enumerate(regions if cell.cell_type == "code" else []):
+                lines = [line.strip() for line in region.splitlines()]
+                lines = [
+                    re.sub(r"\s+", "", line) for line in lines if len(line) >= 20 and not line.startswith("#")
+                ]
+                if lines:
+                    answers[f"{path.stem} {cell.get('id')} #{n}"] = lines
+    taught.append((ROOT / "posenc" / "reference.py").read_text())
+    shown = re.sub(r"\s+", "", "\n".join(taught))
+    return {where: [line for line in lines if line not in shown] for where, lines in answers.items()}
+
+
+def printed_answers(answers: dict[str, list[str]], text: str) -> list[tuple[str, str]]:
+    """Every solution line found in the text (whitespace removed)."""
+    flat = re.sub(r"\s+", "", text)
+    return [(where, line) for where, lines in answers.items() for line in lines if line in flat]
+
+
+def test_no_line_of_a_code_exercise_answer_is_printed(text):
+    answers = solution_lines()
+    assert len(answers) >= 25, "the chapters have code exercises with solution regions"
+    # Lines a chapter also teaches outside the exercise (a shared signature, a formula
+    # written the same way) would be found too: none is allowed, so none may be shared.
+    found = printed_answers(answers, text)
+    assert not found, f"{len(found)} answer lines in the PDF, e.g. {found[:3]}"
+    # what the page shows instead: the student's stub, once per code exercise at least
+    assert text.count("not yet implemented") >= 25
+
+
+def test_the_answer_check_can_fail(text):
+    answers = solution_lines()
+    where, lines = next((w, lines) for w, lines in answers.items() if lines)
+    leaked = text + "\n" + lines[0][:40] + "\n" + lines[0][40:]  # broken over two lines
+    assert printed_answers(answers, leaked) == [(where, lines[0])]
+
+
+def test_a_book_structure(text):
+    head = text[: text.index("Permutation equivariance")]
+    assert "contents" in head.lower() and "the problem" not in head.lower().split("contents")[0]
+    flat = _squash(text)
+    for caption in re.findall(r'caption: "([^"]+)"', (ROOT / "_toc.yml").read_text()):
+        assert flat.count(_squash(caption)) >= 2, f"part {caption!r}: contents and heading"
+    assert "Proof Index" not in text and "All entries" not in text
+    assert len(re.findall(r"^Preface\s*$", text, flags=re.M)) >= 1
+
+
+def test_figures_are_numbered_as_on_the_site(text):
+    # Fig. 3.1 in chapter 3, as the site numbers it; only the few figures of the unnumbered
+    # preface and appendix have plain numbers (LaTeX alone would count through the book)
+    assert len(set(re.findall(r"Fig\. (\d+\.\d+)", text))) >= 40
+    assert "Fig. 3.1" in text and "Fig. 16.1" in text
+    plain = {int(n) for n in re.findall(r"Fig\. (\d+)(?![.\d])", text)}
+    assert plain and max(plain) <= 10, sorted(plain)
+
+
+def overfull_boxes(log: str, limit_pt: float = 20.0) -> list[str]:
+    """LaTeX's overfull-box warnings over ``limit_pt`` in a log."""
+    found = re.findall(r"^(Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\).*)$", log, flags=re.M)
+    return [line for line, size in found if float(size) > limit_pt]
+
+
+def test_no_overfull_box_over_20pt():
+    log = (PDF.parent / "book.log").read_text(errors="replace")
+    assert overfull_boxes(
+        "Overfull \\hbox (21.3pt too wide) in paragraph\nOverfull \\vbox (3.1pt too high)\n"
+    ) == ["Overfull \\hbox (21.3pt too wide) in paragraph"]
+    assert not overfull_boxes(log), overfull_boxes(log)
+
+
 def test_theorems_and_exercises_are_numbered_and_solutions_left_out(text):
     assert re.search(r"Theorem \d+", text)
     assert len(re.findall(r"Exercise [\d.]+ \((?:Easy|Medium|Hard): ", text)) >= 40

@@ -275,6 +275,15 @@ def test_student_config_and_toc(student):
     assert not (student / "instructors.md").exists()
 
 
+def test_the_student_preface_offers_no_pdf(student):
+    # The PDF is typeset from the instructor's sources; the student site carries none.
+    preface = (student / "intro.md").read_text()
+    assert 'href="book.pdf"' not in preface and make_student.NO_PDF in preface
+    assert 'href="book.pdf"' in (ROOT / "intro.md").read_text(), "the instructor's preface keeps it"
+    with pytest.raises(make_student.StudentEditionError):
+        make_student.student_preface("no link here")
+
+
 @pytest.mark.skipif(
     not (BUILT / "html").is_dir(), reason="run `make student` first to build the student site"
 )
@@ -286,6 +295,9 @@ def test_built_student_site_has_no_launch_buttons():
         text = page.read_text()
         for marker in ("mybinder.org", "colab.research.google.com", "launch-thebe", "initThebeSBT"):
             assert marker not in text, f"{page.name}: {marker}"
+    # no PDF: the only one is the instructor's (make test never copies it here)
+    assert not list((BUILT / "html").rglob("*.pdf"))
+    assert 'href="book.pdf"' not in (BUILT / "html" / "intro.html").read_text()
 
 
 @pytest.mark.skipif(

@@ -20,6 +20,7 @@ the tests are skipped with a message saying so.
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
 import json
 import re
@@ -526,3 +527,72 @@ def test_no_code_exercise_shows_its_answer(page):
     assert asked == 0 or not verdicts, f"{page}: a checker's output shows under an unfilled stub"
     if not asked:
         pytest.skip(f"{page} has no code exercise")
+
+
+# A chapter's cold load: every byte a first visit transfers, with the browser's cache off, from
+# a server that compresses text files as GitHub Pages does (gzip for HTML, CSS, JavaScript,
+# JSON and SVG; images and fonts are already compressed). The figures of every chapter, also
+# uncompressed, go to _build/site-weight.txt.
+COLD_LOAD_LIMIT = 2_500_000  # bytes
+PAGES_COMPRESSES = {".html", ".css", ".js", ".json", ".svg", ".txt"}
+WEIGHT_REPORT = ROOT / "_build" / "site-weight.txt"
+
+
+class _PagesHandler(_QuietHandler):
+    """Serves text files gzip-compressed to a browser that accepts it, like GitHub Pages."""
+
+    def do_GET(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.suffix in PAGES_COMPRESSES and path.is_file()):
+            return super().do_GET()
+        body = gzip.compress(path.read_bytes(), compresslevel=6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def pages_server():
+    handler = functools.partial(_PagesHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+LOADED_JS = """
+return performance.getEntries()
+  .filter(e => e.entryType === 'navigation' || e.entryType === 'resource')
+  .map(e => [e.name, e.transferSize, e.decodedBodySize]);
+"""
+
+
+def test_a_chapter_cold_load_transfers_at_most_2_5_mb(pages_server, browser):
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    rows, heavy = [], []
+    try:
+        for page in CHAPTERS:
+            load(browser, f"{pages_server}/{page}")
+            browser.execute_async_script("document.fonts.ready.then(arguments[arguments.length - 1]);")
+            entries = browser.execute_script(LOADED_JS)
+            sent = sum(size for _, size, _ in entries)
+            decoded = sum(size for _, _, size in entries)
+            assert sent > 100_000 and len(entries) > 10, (page, entries[:3])  # measured, not cached
+            rows.append(
+                f"{page:48} {len(entries):4d} files {sent / 1e6:6.2f} MB sent {decoded / 1e6:6.2f} MB decoded"
+            )
+            if sent > COLD_LOAD_LIMIT:
+                heavy.append((page, sent))
+    finally:
+        browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+    WEIGHT_REPORT.write_text(
+        "A chapter's cold load, gzip as GitHub Pages serves it\n" + "\n".join(rows) + "\n"
+    )
+    assert not heavy, heavy
