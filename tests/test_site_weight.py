@@ -47,8 +47,9 @@ def test_every_page_has_opengraph_tags_and_a_description():
     owner, name = config["repository"]["url"].removeprefix("https://github.com/").split("/")
     site_url = config["sphinx"]["config"]["ogp_site_url"]
     assert site_url == f"https://{owner}.github.io/{name}/", "the Pages address of repository.url"
-    # Sphinx's generated pages (the index, the search page) have no document to describe.
-    generated = {"genindex.html", "search.html"}
+    # Sphinx's generated pages (the index, the search page) have no document to describe, and
+    # index.html only redirects to intro.html.
+    generated = {"genindex.html", "search.html", "index.html"}
     assert not (SITE / "prf-prf.html").exists() and not (SITE / "py-modindex.html").exists(), (
         "no domain index"
     )
