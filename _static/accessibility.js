@@ -9,8 +9,8 @@ document.addEventListener("DOMContentLoaded", () => {
     .forEach((el) => el.removeAttribute("aria-label"));
   // The colour-mode button is labelled "Color mode", but its icons carry titles ("Light",
   // "Dark") that count as its text; they are decoration, the label names the button.
-  // Font Awesome replaces each <i> by an <svg> holding the title as a <title> element, on
-  // its own schedule: before this handler runs on a busy machine, after it otherwise.
+  // (The theme's fontawesome.js, which the site no longer loads, turned each <i> into an
+  // <svg> with a <title>; those are removed too, should a page still load it.)
   document.querySelectorAll(".theme-switch-button .theme-switch").forEach((icon) => {
     icon.removeAttribute("title");
     icon.querySelectorAll("title").forEach((title) => title.remove());
