@@ -116,10 +116,11 @@ def t5_bucket_thresholds(
 
     Entry ``b`` is the smallest distance whose bucket (of the half, before the bidirectional
     offset) is at least ``b``; bucket ``b`` is empty when entries ``b`` and ``b + 1`` are
-    equal (``num_buckets=32, max_distance=9``: entries 9 to 15 are all 9). Exact integers: ``b`` for the exact buckets ``b < m``, and for the logarithmic
-    bucket ``m + t`` (``t = 1 .. s-1``) the smallest integer :math:`n` with
-    :math:`n^s \ge D^t m^{s-t}`, i.e. :math:`\lceil m (D/m)^{t/s} \rceil`. Entry ``m`` is
-    ``m`` itself. The bucket of a distance ``n`` is the number of entries ``<= n``, minus 1.
+    equal (``num_buckets=32, max_distance=9``: entries 9 to 15 are all 9). Exact integers:
+    ``b`` for the exact buckets ``b < m``, and for the logarithmic bucket ``m + t``
+    (``t = 1 .. s-1``) the smallest integer :math:`n` with :math:`n^s \ge D^t m^{s-t}`, i.e.
+    :math:`\lceil m (D/m)^{t/s} \rceil`. Entry ``m`` is ``m`` itself. The bucket of a
+    distance ``n`` is the number of entries ``<= n``, minus 1.
 
     ``bidirectional`` a real bool; ``num_buckets`` a positive ``int`` at most 2**11 =
     2048 (even when bidirectional, with at least one exact bucket); ``max_distance`` an
