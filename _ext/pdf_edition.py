@@ -9,14 +9,15 @@ keeping every output (the printed results, the figures). sphinx-exercise's own
 It runs after sphinx-exercise has merged each gated solution into one node.
 
 It also gives the PDF a book's structure: each part of ``_toc.yml`` opens with a part
-heading listed in the contents (``PartHeadings``: LaTeX drops the toctree captions that head
+heading listed in the contents (``part_headings``: LaTeX drops the toctree captions that head
 the parts on the site), and the preface's sections form one chapter, "Preface", instead of
 six (``OnePreface``). Long tables are typeset as ``longtable``, which breaks across pages
 (``tabulary``, Sphinx's choice for short tables, cannot). The API reference, generated from
 the docstrings, stays on the site: the PDF keeps its introduction and links the page
 (``ApiAsLink``). A closed block of the site (a deep dive, an Erratum) is printed as a
 headed run of text (``FlatDeepDives``): a framed box cannot break a table or a long listing
-across pages.
+across pages. Figures carry the site's numbers (``SiteFigureNumbers``), and the bibliography
+is printed once, at the end (``OneBibliography``).
 """
 
 from __future__ import annotations
