@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from test_student_edition import Secrets  # tests/ is on the path (no __init__.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 PDF = ROOT / "_build" / "latex" / "book.pdf"
@@ -72,52 +73,30 @@ def test_no_unresolved_reference_and_no_raw_tex(text):
         assert raw not in text, raw
 
 
-def solution_lines() -> dict[str, list[str]]:
-    """Each code exercise's model answer (its nbgrader solution region), by cell: the lines of
-    20 characters or more that are not comments, whitespace removed (as pdftotext may break
-    or join them). A line the book also shows outside every solution (a taught listing, the
-    reference module the chapters include) is not an answer's and is left out."""
-    answers, taught = {}, []
-    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
-            regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
-            outside = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", cell.source, flags=re.S)
-            if "solution" not in cell.metadata.get("tags", []):
-                taught.append(outside)
-            for n, region in enumerate(regions if cell.cell_type == "code" else []):
-                lines = [line.strip() for line in region.splitlines()]
-                lines = [
-                    re.sub(r"\s+", "", line) for line in lines if len(line) >= 20 and not line.startswith("#")
-                ]
-                if lines:
-                    answers[f"{path.stem} {cell.get('id')} #{n}"] = lines
-    taught.append((ROOT / "posenc" / "reference.py").read_text())
-    shown = re.sub(r"\s+", "", "\n".join(taught))
-    return {where: [line for line in lines if line not in shown] for where, lines in answers.items()}
-
-
-def printed_answers(answers: dict[str, list[str]], text: str) -> list[tuple[str, str]]:
-    """Every solution line found in the text (whitespace removed)."""
+def printed_answers(secret: set[str], text: str) -> list[str]:
+    """The solution lines found in the text, whitespace removed on both sides (pdftotext may
+    break or join a line)."""
     flat = re.sub(r"\s+", "", text)
-    return [(where, line) for where, lines in answers.items() for line in lines if line in flat]
+    return sorted(line for line in secret if re.sub(r"\s+", "", line) in flat)
 
 
 def test_no_line_of_a_code_exercise_answer_is_printed(text):
-    answers = solution_lines()
-    assert len(answers) >= 25, "the chapters have code exercises with solution regions"
-    # Lines a chapter also teaches outside the exercise (a shared signature, a formula
-    # written the same way) would be found too: none is allowed, so none may be shared.
-    found = printed_answers(answers, text)
+    # The student edition's leak check's list of secret code lines: every solution region,
+    # solution fence and solution-check cell, less what the book shows anyway (taught
+    # listings, the package's source).
+    secret = Secrets().code
+    assert len(secret) >= 200
+    found = printed_answers(secret, text)
     assert not found, f"{len(found)} answer lines in the PDF, e.g. {found[:3]}"
     # what the page shows instead: the student's stub, once per code exercise at least
     assert text.count("not yet implemented") >= 25
 
 
 def test_the_answer_check_can_fail(text):
-    answers = solution_lines()
-    where, lines = next((w, lines) for w, lines in answers.items() if lines)
-    leaked = text + "\n" + lines[0][:40] + "\n" + lines[0][40:]  # broken over two lines
-    assert printed_answers(answers, leaked) == [(where, lines[0])]
+    line = max(Secrets().code, key=len)
+    leaked = text + "\n" + line[:40] + "\n" + line[40:]  # broken over two lines
+    assert printed_answers({line}, leaked) == [line]
+    assert printed_answers({line}, text) == []
 
 
 def test_a_book_structure(text):
