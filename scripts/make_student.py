@@ -32,7 +32,9 @@ first), and with nbformat:
   stub's ``NotImplementedError`` passes through it);
 * writes a student ``_config.yml`` (title marked, launch buttons, Thebe and the repository
   link off: they would open the instructor chapters) and a table of contents without the
-  instructor page (``instructors.md``).
+  instructor page (``instructors.md``);
+* replaces the preface's paragraph that offers ``book.pdf`` by a sentence saying the student
+  edition has none (the PDF is typeset from the instructor's sources).
 
 Chapters still in the first format (solutions as ```` ```python ```` fences inside
 ``{solution}`` directives, no markers) are handled by ``mark_legacy_solutions()``, which
