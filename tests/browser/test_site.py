@@ -452,6 +452,63 @@ def test_search_finds_a_known_term(server, browser):
     assert any("05_inner_products" in h for h in hits), hits
 
 
+# The "Contents" list on the right marks the section being read, also after a jump into the
+# middle of a long section and when scrolling back up (the theme alone marks a section only as
+# its heading passes through the top third of the window; _static/toc_follows_scroll.js fixes
+# that). Jumps land 400 px below a heading, so the heading itself is above the window.
+TOC_SECTIONS_JS = """
+const toc = document.querySelector('#pst-page-toc-nav');
+const header = document.querySelector('#pst-header').getBoundingClientRect().height;
+const tops = Array.from(toc.querySelectorAll("a[href^='#']"), a => {
+  const s = document.getElementById(decodeURIComponent(a.hash.slice(1)));
+  const h = s && (s.querySelector('h1, h2, h3, h4, h5, h6') || s);
+  return h && h.getClientRects().length ? [a.hash, h.getBoundingClientRect().top + window.scrollY] : null;
+}).filter(x => x);
+return [header, tops];
+"""
+ACTIVE_TOC_JS = "return Array.from(document.querySelectorAll('#pst-page-toc-nav a.active'), a => a.hash);"
+
+
+def test_contents_list_marks_the_section_in_view(server, browser):
+    load(browser, f"{server}/{LAUNCH_PAGE}")
+    header, tops = browser.execute_script(TOC_SECTIONS_JS)
+    # sections long enough that a jump 400 px below the heading leaves the next heading low
+    long = [(h, y) for (h, y), (_, y_next) in zip(tops, tops[1:], strict=False) if y_next - y > 1400]
+    assert len(long) >= 3, tops
+
+    def jump_and_check(wanted: str, y: float) -> None:
+        browser.execute_script("window.scrollTo(0, arguments[0]);", y + 400 - header)
+        WebDriverWait(browser, 5).until(lambda d: d.execute_script(ACTIVE_TOC_JS) == [wanted])
+
+    for wanted, y in reversed(long):  # bottom to top: every jump goes up
+        jump_and_check(wanted, y)
+    jump_and_check(*long[-1])  # one long jump down again
+
+
+# A link to a result inside a closed block (an Erratum box, a deep dive) opens the block and
+# scrolls to the result (_static/open_link_target.js): without it the address changes and the
+# page stays where it was, since the closed target has no height.
+CLOSED = "details:not([open]), .toggle-hidden"
+CLOSED_TARGET_JS = f"""
+const closed = Array.from(document.querySelectorAll('main a.reference.internal[href^="#"]'), a =>
+  document.getElementById(decodeURIComponent(a.hash.slice(1))))
+  .filter(e => e && e.closest('{CLOSED}'));
+return closed.length ? closed[0].id : null;
+"""
+OPENED_IN_VIEW_JS = f"""
+const e = document.getElementById(arguments[0]), top = e.getBoundingClientRect().top;
+return !e.closest('{CLOSED}') && top >= 0 && top < window.innerHeight;
+"""
+
+
+def test_a_link_into_a_closed_block_opens_it(server, browser):
+    load(browser, f"{server}/{LAUNCH_PAGE}")
+    target = browser.execute_script(CLOSED_TARGET_JS)
+    assert target, "the chapter links to a result inside a closed block"
+    load(browser, f"{server}/{LAUNCH_PAGE}#{target}")
+    WebDriverWait(browser, 5).until(lambda d: d.execute_script(OPENED_IN_VIEW_JS, target))
+
+
 # The colour-mode button is labelled "Color mode"; its <i> icons carry titles ("Light", "Dark")
 # that would count as its text. _static/accessibility.js hides them (the site loads no
 # fontawesome.js, which used to replace them by <svg> elements on its own schedule).
