@@ -52,8 +52,9 @@ def correctly_rounded_wavelengths(d_model: int, base: float) -> np.ndarray:
 @lru_cache(maxsize=64)
 def frequency_pairs(d_model: int, base: float) -> tuple[np.ndarray, np.ndarray]:
     # omega_i as an unevaluated sum hi + lo of two float64 numbers: hi is the correctly
-    # rounded frequency (the one `frequencies` returns), lo the rounding error, so that
-    # hi + lo equals omega_i to about 2^-113 relative.
+    # rounded frequency (the one `frequencies` returns), lo the rounding error, itself
+    # rounded to float64 (|lo| <= 2^-53 |hi|), so that hi + lo equals omega_i to within
+    # about 2^-106 relative (2^-53 of lo, plus the 2^-113 of the working precision).
     import mpmath
 
     hi = correctly_rounded_frequencies(d_model, base)
