@@ -62,7 +62,7 @@ class ExerciseStubs(SphinxPostTransform):
                     node += nodes.paragraph(text="The model answer to the code exercise:")
                     node += nodes.literal_block(answer, answer, language="ipython3")
                 if checked:
-                    node += nodes.paragraph(text="What the checker prints for it:")
+                    node += nodes.paragraph(text="The exercise's check, run on this answer, prints:")
                     node.extend(checked)
                 pending, checked = [], []
             if (
