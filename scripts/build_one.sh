@@ -16,7 +16,7 @@ cp -r "$root/_ext" "$root/_static" "$root/_templates" "$tmp/"
 mkdir -p "$tmp/posenc" && cp "$root/posenc/reference.py" "$tmp/posenc/"
 cp "$root/$chapter" "$tmp/chapters/"
 if [ -d "$root/chapters/data" ]; then cp -r "$root/chapters/data" "$tmp/chapters/"; fi
-printf '# Preview\n\n(sec-notation)=\n## Notation (stub)\n\n(sec-sources)=\n## The sources (stub)\n\n```{bibliography}\n:all:\n```\n' > "$tmp/intro.md"
+printf '# Preview\n\n(sec-notation)=\n## Notation (stub)\n\n(sec-sources)=\n## The sources (stub)\n\n(sec-run)=\n## How to run it (stub)\n\n```{bibliography}\n:all:\n```\n' > "$tmp/intro.md"
 printf 'format: jb-book\nroot: intro\nchapters:\n  - file: chapters/%s\n' "$name" > "$tmp/_toc.yml"
 # Stubs of the other chapters: "(ch-NN)=" and "# Title", read from their first cells.
 "$root/.venv/bin/python" - "$root" "$tmp" "$name" <<'PY'
