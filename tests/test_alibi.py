@@ -404,7 +404,7 @@ def test_alibi_matches_the_written_out_bias(n, q, extra, causal):
 
 
 def test_alibi_refuses_a_huge_head_count_before_forming_slopes():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for call in (
         lambda: posenc.alibi_bias(2**28, 2),
         lambda: posenc.alibi_bias_key_form(2**26 + 1, 2),
@@ -412,7 +412,7 @@ def test_alibi_refuses_a_huge_head_count_before_forming_slopes():
     ):
         with pytest.raises(ValueError, match="n_heads"):
             call()
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     # Press et al.'s rule at the new limit: a power of two, 2**(-8h/n)
     slopes = posenc.alibi_slopes(2**20)
     assert slopes.size == 2**20 and abs(slopes[0] / 2.0 ** (-8 / 2**20) - 1) < 1e-15 and slopes[-1] == 2.0**-8

@@ -562,10 +562,10 @@ def test_softmax_of_an_all_masked_slice_names_scores():
 
 def test_taylor_terms_refuses_a_quadratic_amount_of_work():
     x = np.zeros((10**5, 1))
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="x of shape"):
         posenc.taylor_terms(lambda a: 0.0, x, x)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_an_empty_permutation_is_called_empty():

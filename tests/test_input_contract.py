@@ -6,7 +6,8 @@ argument, with a valid call, and each test applies one class of bad input to eve
 wrong type, bools for flags and counts, complex numbers, empty and non-finite arrays,
 wrong shapes, unknown choices, huge sizes and integers beyond float64, results beyond
 float64, work that would take minutes. Every one must raise ``ValueError``/``TypeError``
-whose message names the argument, within one second (measured with ``time.perf_counter``).
+whose message names the argument, within one second of CPU time (``time.process_time``: on a
+shared, busy machine, wall time also counts the wait for a core).
 What is particular to one function is tested in that module's own file.
 """
 
@@ -225,10 +226,10 @@ SIZE_SITES = [
 
 @pytest.mark.parametrize(("site", "name"), SIZE_SITES, ids=[n for _, n in SIZE_SITES])
 def test_huge_sizes_are_refused_fast_naming_the_limit(site, name):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ValueError) as info:
         site()
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     msg = str(info.value)
     assert name in msg, msg
     assert "2**" in msg, f"the limit is not stated: {msg}"

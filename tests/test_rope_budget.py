@@ -134,14 +134,14 @@ def test_a_wavelength_beyond_float64_is_refused_and_the_critical_dimension_still
 
 
 def test_min_base_for_context_refuses_scans_it_cannot_finish():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="d_head = 2"):
         posenc.min_base_for_context(3, 2, steps_per_decade=10000)
     with pytest.raises(ValueError, match="context_length"):
         posenc.min_base_for_context(2**22, 128)
     with pytest.raises(ValueError, match="steps_per_decade"):
         posenc.min_base_for_context(1000, 128, steps_per_decade=10000)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     # with d_head = 2, B(m) = cos(m) >= 0 for m in {0, 1}: the first grid base above start
     assert posenc.min_base_for_context(2, 2) == 10 ** (math.ceil(200 * math.log10(2)) / 200)
 

@@ -184,8 +184,8 @@ def test_float32_input_keeps_its_dtype_with_rotary_dim_and_nd():
 
 
 def test_axial_frequency_matrix_has_a_size_limit():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match=r"n_axes"):
         posenc.axial_rope_frequencies(65536, 16384)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert posenc.axial_rope_frequencies(8, 2).shape == (2, 4)

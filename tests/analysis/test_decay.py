@@ -423,8 +423,8 @@ def test_asymptotes_and_envelope_against_mpmath(k, d, base):
 def test_dot_product_sum_refuses_a_minute_of_cosines():
     from posenc.analysis import dot_product_sum
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="k.size"):
         dot_product_sum(np.zeros(2**21 + 1), 128)  # 2**27 + 64 terms
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert dot_product_sum(0.0, 128) == 64.0  # D(0) = d/2

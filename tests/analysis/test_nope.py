@@ -126,10 +126,10 @@ def test_linear_probe_refuses_features_whose_mean_overflows():
 
 
 def test_linear_probe_refuses_a_solve_of_minutes():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="features of shape"):
         fit_linear_probe(np.zeros((2, 4096)), [0.0, 1.0], ridge=1.0)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_linear_probe_still_fits_a_line():
@@ -141,9 +141,9 @@ def test_linear_probe_still_fits_a_line():
 
 
 def test_attention_stack_refuses_minutes_of_work_and_a_string_flag():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="too much work"):
         random_attention_stack(np.ones((4096, 2)), 1024)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     with pytest.raises(TypeError, match="causal"):
         random_attention_stack(np.ones((4, 2)), 1, causal="False")

@@ -307,9 +307,9 @@ def test_fit_probe_first_loss_and_probe_accuracy_by_hand(seed, train_len, vocab,
 
 
 def test_sinusoidal_probe_refuses_a_matrix_beyond_the_limit():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match=r"\(d, d\)"):
         AttentionProbe("sinusoidal", d=2**16)
     with pytest.raises(ValueError, match=r"\(d, d\)"):
         fit_probe("sinusoidal", d=2**16, steps=1, train_len=2, batch=1)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0

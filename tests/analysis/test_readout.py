@@ -101,9 +101,9 @@ def test_readout_counts_a_step_s_fixed_cost():
     import posenc
     from posenc.analysis import fit_position_readout
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match="steps"):  # a million tiny steps: half a minute before
         fit_position_readout(
             posenc.LearnedPositionalEncoding(1, 1), [1.0], train_len=1, steps=10**6, batch_size=1
         )
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
