@@ -59,6 +59,7 @@ MISSING = (
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=MISSING)
 
 AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TIMEOUT = 600  # seconds an axe-core audit of one page may take on a busy machine
 AXE_MISSING = (
     "browser test SKIPPED: the accessibility audit needs axe-core in tests/browser/node_modules "
     "(`make test-browser` installs it with npm; npm is missing)"
@@ -148,6 +149,10 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
+    # Each WebDriver call may wait this long for the browser's answer (selenium's default is
+    # 120 s). axe-core audits the API page in about 15 s on an idle machine, but once took
+    # more than 120 s on a machine running three test suites at once.
+    driver.command_executor.client_config.timeout = AXE_TIMEOUT
     yield driver
     driver.quit()
 
@@ -239,7 +244,7 @@ def check_rendered(server, browser, page):
 def axe_violations(browser) -> dict[str, int]:
     """Serious and critical axe-core violations of the loaded page, as {rule id: node count}."""
     browser.execute_script(AXE.read_text())
-    browser.set_script_timeout(120)
+    browser.set_script_timeout(AXE_TIMEOUT)
     found = browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations"
