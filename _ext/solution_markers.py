@@ -15,6 +15,10 @@ but a reader must be asked before they are answered, so on every builder:
   too, so that no "correct" stands under a stub the reader has not filled in yet;
 * in every other code cell (gated solution cells, tagged ``solution``) only the two marker
   lines leave the displayed source.
+
+Separately, a solution's title ("Solution to Exercise 14.2 (...)") is plain text, not
+sphinx-exercise's link back to the exercise: on the site the title is the button that opens
+the closed solution, and readers who clicked its text were sent back to the exercise instead.
 """
 
 from __future__ import annotations
@@ -91,6 +95,19 @@ class ExerciseStubs(SphinxPostTransform):
             )
 
 
+class PlainSolutionTitles(SphinxPostTransform):
+    default_priority = 22  # after sphinx-exercise builds the titles (ResolveTitlesInSolutions, 21)
+
+    def run(self, **kwargs) -> None:
+        for solution in self.document.findall(solution_node):
+            title = solution.children[0] if solution.children else None
+            if not isinstance(title, nodes.title):
+                continue
+            for link in list(title.findall(nodes.reference)):
+                link.replace_self(link.children)
+
+
 def setup(app):
     app.add_post_transform(ExerciseStubs)
+    app.add_post_transform(PlainSolutionTitles)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

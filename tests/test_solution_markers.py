@@ -67,3 +67,25 @@ def test_a_deep_dive_gathers_prose_and_code_into_one_closed_block(tmp_path):
     inside = block.get_text()
     assert "Inside prose." in inside and "x = 1" in inside  # the prose and the code block
     assert "Before." not in inside and "After." not in inside and "After." in soup.get_text()
+
+
+def test_a_solution_title_names_its_exercise_without_linking_back(tmp_path):
+    """The title is the button that opens the solution; a link in it would jump to the exercise."""
+    from bs4 import BeautifulSoup
+    from sphinx.application import Sphinx
+
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'sphinx_exercise', 'solution_markers']\n"
+        "myst_enable_extensions = ['colon_fence']\nnumfig = True\n"
+    )
+    (tmp_path / "index.md").write_text(
+        "# Page\n\n```{exercise} Easy: add one\n:label: ex-add\n\nAdd one.\n```\n\n"
+        "```{solution} ex-add\n:class: dropdown\n\nTwo.\n```\n"
+    )
+    app = Sphinx(tmp_path, tmp_path, tmp_path / "_out", tmp_path / "_dt", "html", status=None, warning=None)
+    app.build()
+    soup = BeautifulSoup((tmp_path / "_out" / "index.html").read_text(), "html.parser")
+    (title,) = soup.select("div.solution .admonition-title")
+    assert " ".join(title.get_text().split()) == "Solution to Exercise 1 (Easy: add one)"
+    assert title.find("a") is None
