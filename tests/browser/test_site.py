@@ -432,6 +432,21 @@ def check_solution_opens_from_keyboard(browser):
     WebDriverWait(browser, 5).until(lambda d: body.is_displayed())
     button.send_keys(Keys.ENTER)  # and closes again
     WebDriverWait(browser, 5).until(lambda d: not body.is_displayed())
+    # A click on the title's words opens it too, and the page stays where it is: the title
+    # names the exercise but does not link back to it (_ext/solution_markers.py).
+    title = solution.find_element(By.CSS_SELECTOR, ".admonition-title")
+    assert not title.find_elements(By.TAG_NAME, "a"), "a solution title links back to its exercise"
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", title)
+    before = browser.execute_script("return [location.hash, window.scrollY];")
+    browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "document.elementFromPoint(r.left + 40, r.top + r.height / 2).click();",
+        title,
+    )
+    WebDriverWait(browser, 5).until(lambda d: body.is_displayed())
+    assert browser.execute_script("return [location.hash, window.scrollY];") == before
+    button.send_keys(Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda d: not body.is_displayed())
 
 
 def test_axe_exceptions_name_existing_pages():
