@@ -47,20 +47,26 @@ def test_two_regions_each_become_a_stub_and_code_without_regions_is_unchanged():
     assert solution_markers.as_stub("x = 1\n") == "x = 1\n"
 
 
-def test_a_deep_dive_gathers_prose_and_code_into_one_closed_block(tmp_path):
+def build_page(tmp_path, conf: str, page: str):
+    """Build a one-page Sphinx project (``_ext`` on the path, ``conf`` appended to conf.py)
+    and return its HTML parsed with BeautifulSoup."""
     from bs4 import BeautifulSoup
     from sphinx.application import Sphinx
 
-    (tmp_path / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\nextensions = ['myst_parser', 'deep_dive']\n"
-    )
-    (tmp_path / "index.md").write_text(
-        "# Page\n\nBefore.\n\n(dd-label)=\n```{deep-dive-start} Deep dive: inside\n:class: warning\n```\n\n"
-        "Inside prose.\n\n```python\nx = 1\n```\n\n```{deep-dive-end}\n```\n\nAfter.\n"
-    )
+    (tmp_path / "conf.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n{conf}")
+    (tmp_path / "index.md").write_text(page)
     app = Sphinx(tmp_path, tmp_path, tmp_path / "_out", tmp_path / "_dt", "html", status=None, warning=None)
     app.build()
-    soup = BeautifulSoup((tmp_path / "_out" / "index.html").read_text(), "html.parser")
+    return BeautifulSoup((tmp_path / "_out" / "index.html").read_text(), "html.parser")
+
+
+def test_a_deep_dive_gathers_prose_and_code_into_one_closed_block(tmp_path):
+    soup = build_page(
+        tmp_path,
+        "extensions = ['myst_parser', 'deep_dive']\n",
+        "# Page\n\nBefore.\n\n(dd-label)=\n```{deep-dive-start} Deep dive: inside\n:class: warning\n```\n\n"
+        "Inside prose.\n\n```python\nx = 1\n```\n\n```{deep-dive-end}\n```\n\nAfter.\n",
+    )
     (block,) = soup.select("div.deep-dive")
     assert block["class"] == ["dropdown", "deep-dive", "warning", "admonition"] and block["id"] == "dd-label"
     assert block.select_one(".admonition-title").get_text() == "Deep dive: inside"
@@ -71,21 +77,13 @@ def test_a_deep_dive_gathers_prose_and_code_into_one_closed_block(tmp_path):
 
 def test_a_solution_title_names_its_exercise_without_linking_back(tmp_path):
     """The title is the button that opens the solution; a link in it would jump to the exercise."""
-    from bs4 import BeautifulSoup
-    from sphinx.application import Sphinx
-
-    (tmp_path / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+    soup = build_page(
+        tmp_path,
         "extensions = ['myst_parser', 'sphinx_exercise', 'solution_markers']\n"
-        "myst_enable_extensions = ['colon_fence']\nnumfig = True\n"
-    )
-    (tmp_path / "index.md").write_text(
+        "myst_enable_extensions = ['colon_fence']\nnumfig = True\n",
         "# Page\n\n```{exercise} Easy: add one\n:label: ex-add\n\nAdd one.\n```\n\n"
-        "```{solution} ex-add\n:class: dropdown\n\nTwo.\n```\n"
+        "```{solution} ex-add\n:class: dropdown\n\nTwo.\n```\n",
     )
-    app = Sphinx(tmp_path, tmp_path, tmp_path / "_out", tmp_path / "_dt", "html", status=None, warning=None)
-    app.build()
-    soup = BeautifulSoup((tmp_path / "_out" / "index.html").read_text(), "html.parser")
     (title,) = soup.select("div.solution .admonition-title")
     assert " ".join(title.get_text().split()) == "Solution to Exercise 1 (Easy: add one)"
     assert title.find("a") is None
